@@ -1,0 +1,26 @@
+# The two commands of the README: `make demo` (main job on the embedded default) and `make test`.
+GO ?= go
+
+.PHONY: demo test test-short setup vet bench
+
+demo:
+	$(GO) run ./cmd/rated eval dynamic --out runs/default
+
+setup:
+	bash scripts/setup
+
+# Installs the reference tools, libraries and models first, then runs every test with missing
+# assets treated as failures rather than skips.
+test: setup
+	RATED_REQUIRE_ASSETS=1 $(GO) test ./...
+
+# Tests that need nothing installed; asset-backed tests skip with a hint.
+test-short:
+	$(GO) test ./...
+
+vet:
+	gofmt -l . | tee /dev/stderr | (! read)
+	$(GO) vet ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...

@@ -1,0 +1,119 @@
+package catalog
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestSplitIdentifierWords(t *testing.T) {
+	cases := []struct {
+		in   string
+		want []string
+	}{
+		{"getHTTPResponse_code", []string{"get", "http", "response", "code"}},
+		{"SlackSendMessage", []string{"slack", "send", "message"}},
+		{"google-sheets v2", []string{"google", "sheets", "v2"}},
+		{"", nil},
+	}
+	for _, c := range cases {
+		if got := SplitIdentifierWords(c.in); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("SplitIdentifierWords(%q) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
+func TestLexicalSimilarity(t *testing.T) {
+	cases := []struct {
+		a, b string
+		want float64
+	}{
+		// {weath, forec} vs {get, weath, forec, city}: 2/sqrt(2*4)
+		{"weather_forecast", "Get the weather forecast for a city", 2 / math.Sqrt(8)},
+		{"send_email", "Send email", 1},
+		{"slack", "Query a SQL database", 0},
+		{"", "anything", 0},
+	}
+	for _, c := range cases {
+		got, _ := LexicalSimilarity{}.Similarity(c.a, c.b)
+		if math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("Similarity(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+// fixedSim returns a fixed similarity so the prior can be checked by hand.
+type fixedSim float64
+
+func (fixedSim) Name() string                                 { return "fixed" }
+func (f fixedSim) Similarity(string, string) (float64, error) { return float64(f), nil }
+
+func TestComputePriorsByHand(t *testing.T) {
+	tools := []Tool{
+		{ID: "a", Name: "a", Platform: "n8n", Description: strings.Repeat("x", 10), Tags: []string{"abcd"}},
+		{ID: "b", Name: "b", Platform: "langchain", Description: strings.Repeat("x", 20), Tags: []string{"ab"}},
+		{ID: "c", Name: "c", Platform: "elsewhere", Official: true, Description: strings.Repeat("x", 30)},
+	}
+	if err := ComputePriors(tools, PaperPriorConfig(), fixedSim(0.4)); err != nil {
+		t.Fatal(err)
+	}
+	sig := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+	// Medians: description 20, tag string 2.
+	want := []struct{ src, q float64 }{
+		{0.8, 0.6*sig(10.0/20-1) + 0.4*sig(4.0/2-1)},
+		{0.9, 0.6*sig(0) + 0.4*sig(0)},
+		{1.0, 0.6*sig(30.0/20-1) + 0.4*sig(-1)},
+	}
+	for i, w := range want {
+		p := tools[i].Prior
+		v := 0.5*0.4 + 0.3*w.src + 0.2*w.q
+		if math.Abs(p.Value-v) > 1e-12 || p.SourceWeight != w.src || math.Abs(p.Quality-w.q) > 1e-12 {
+			t.Errorf("tool %s: prior %+v, want value %v source %v quality %v", tools[i].ID, p, v, w.src, w.q)
+		}
+		if p.ConsistencyMethod != "fixed" {
+			t.Errorf("method = %q", p.ConsistencyMethod)
+		}
+	}
+}
+
+func TestPriorConfigValidate(t *testing.T) {
+	bad := PaperPriorConfig()
+	bad.QualityWeight = 0.3
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "sum to 1") {
+		t.Fatalf("expected sum error, got %v", err)
+	}
+	if err := PaperPriorConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestJSONLRoundTripAndErrors(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "catalog.jsonl")
+	tools := []Tool{{ID: "n8n/slack/send", Name: "send", Platform: "n8n", Tags: []string{"chat"},
+		Endpoints: []Endpoint{{URL: "https://slack.com/api"}}}}
+	if err := WriteJSONL(path, tools); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadJSONL(path)
+	if err != nil || !reflect.DeepEqual(got, tools) {
+		t.Fatalf("round trip: %v %+v", err, got)
+	}
+	cases := map[string]string{
+		"malformed": "{\"id\":\"a\",\"name\":\"a\",\"platform\":\"x\"}\n{broken\n",
+		"duplicate": "{\"id\":\"a\",\"name\":\"a\",\"platform\":\"x\"}\n\n{\"id\":\"a\",\"name\":\"b\",\"platform\":\"x\"}\n",
+		"missing":   "{\"id\":\"a\",\"platform\":\"x\"}\n",
+	}
+	wantLine := map[string]string{"malformed": ":2:", "duplicate": ":3:", "missing": ":1:"}
+	for name, body := range cases {
+		p := filepath.Join(dir, name+".jsonl")
+		os.WriteFile(p, []byte(body), 0o644)
+		_, err := ReadJSONL(p)
+		if err == nil || !strings.Contains(err.Error(), p+wantLine[name]) {
+			t.Errorf("%s: error %v should name %s%s", name, err, p, wantLine[name])
+		}
+	}
+}
