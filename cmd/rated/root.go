@@ -1,0 +1,20 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+)
+
+// newRootCmd builds the command tree. Each subcommand lives in its own file as newXxxCmd().
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "rated",
+		Short:         "Reliability-aware tool retrieval for AI agents (RATED), end to end",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	evalCmd := &cobra.Command{Use: "eval", Short: "Run the paper's evaluations (Tables 1-3)"}
+	// Register eval subcommands here (one line each).
+	root.AddCommand(evalCmd)
+	// Register top-level subcommands here (one line each).
+	return root
+}

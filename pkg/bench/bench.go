@@ -1,0 +1,303 @@
+// Package bench reads and writes benchmarks in the BEIR layout (corpus.jsonl, queries.jsonl,
+// qrels/<split>.tsv), optionally with the tool catalog (catalog.jsonl) the corpus came from, so
+// EcoAgent-Syn, EcoAgent-Real, the embedded default and any public BEIR collection share one
+// reader.
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/rated-dev/rated/internal/atomicfile"
+	"github.com/rated-dev/rated/pkg/catalog"
+)
+
+// Doc is one corpus entry (for rated, one tool: _id = tool id, title = name, text = description).
+type Doc struct {
+	ID       string         `json:"_id"`
+	Title    string         `json:"title"`
+	Text     string         `json:"text"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+// Query is one query.
+type Query struct {
+	ID       string         `json:"_id"`
+	Text     string         `json:"text"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+// Qrels maps query id -> doc id -> graded relevance (> 0 is relevant).
+type Qrels map[string]map[string]int
+
+// Bench is a loaded benchmark. Splits maps a split name (train, dev, test) to its qrels.
+type Bench struct {
+	Corpus  []Doc
+	Queries []Query
+	Splits  map[string]Qrels
+	// Tools is the catalog the corpus came from, when catalog.jsonl is present; nil otherwise.
+	Tools []catalog.Tool
+	// Warnings lists non-fatal findings, such as queries that appear in no qrels split.
+	Warnings []string
+}
+
+// ReadDir loads a benchmark from a directory.
+func ReadDir(dir string) (*Bench, error) {
+	b, err := Read(os.DirFS(dir))
+	if err != nil {
+		return nil, fmt.Errorf("benchmark %s: %w", dir, err)
+	}
+	return b, nil
+}
+
+// Read loads a benchmark from a file system (a directory or an embedded FS). Malformed lines,
+// duplicate ids and qrels rows naming an unknown query or document are errors naming file and
+// line: silently dropping them would skew every metric computed on the rest.
+func Read(fsys fs.FS) (*Bench, error) {
+	b := &Bench{Splits: map[string]Qrels{}}
+	docIDs := map[string]bool{}
+	err := readJSONL(fsys, "corpus.jsonl", func(line int, raw []byte) error {
+		var d Doc
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return err
+		}
+		if d.ID == "" {
+			return errors.New(`corpus entry has no "_id"`)
+		}
+		if docIDs[d.ID] {
+			return fmt.Errorf("duplicate document id %q", d.ID)
+		}
+		docIDs[d.ID] = true
+		b.Corpus = append(b.Corpus, d)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	queryIDs := map[string]bool{}
+	err = readJSONL(fsys, "queries.jsonl", func(line int, raw []byte) error {
+		var q Query
+		if err := json.Unmarshal(raw, &q); err != nil {
+			return err
+		}
+		if q.ID == "" {
+			return errors.New(`query has no "_id"`)
+		}
+		if queryIDs[q.ID] {
+			return fmt.Errorf("duplicate query id %q", q.ID)
+		}
+		queryIDs[q.ID] = true
+		b.Queries = append(b.Queries, q)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	entries, err := fs.ReadDir(fsys, "qrels")
+	if err != nil {
+		return nil, fmt.Errorf("qrels: %w", err)
+	}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".tsv") {
+			continue
+		}
+		split := strings.TrimSuffix(e.Name(), ".tsv")
+		q, err := readQrels(fsys, path.Join("qrels", e.Name()), queryIDs, docIDs)
+		if err != nil {
+			return nil, err
+		}
+		b.Splits[split] = q
+	}
+	if len(b.Splits) == 0 {
+		return nil, errors.New("qrels/: no <split>.tsv file")
+	}
+	inSome := map[string]bool{}
+	for _, q := range b.Splits {
+		for id := range q {
+			inSome[id] = true
+		}
+	}
+	missing := 0
+	for id := range queryIDs {
+		if !inSome[id] {
+			missing++
+		}
+	}
+	if missing > 0 {
+		b.Warnings = append(b.Warnings, fmt.Sprintf("%d queries in queries.jsonl have no qrels in any split; they are not evaluated", missing))
+	}
+	if _, err := fs.Stat(fsys, "catalog.jsonl"); err == nil {
+		f, err := fsys.Open("catalog.jsonl")
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		tools, err := catalog.DecodeJSONL(f, "catalog.jsonl")
+		if err != nil {
+			return nil, err
+		}
+		b.Tools = tools
+	}
+	return b, nil
+}
+
+func readJSONL(fsys fs.FS, name string, each func(line int, raw []byte) error) error {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<16), 64<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		raw := bytes.TrimSpace(sc.Bytes())
+		if len(raw) == 0 {
+			continue
+		}
+		if err := each(line, raw); err != nil {
+			return fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s:%d: %w", name, line+1, err)
+	}
+	return nil
+}
+
+func readQrels(fsys fs.FS, name string, queryIDs, docIDs map[string]bool) (Qrels, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	q := Qrels{}
+	sc := bufio.NewScanner(f)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		cols := strings.Split(text, "\t")
+		if line == 1 && len(cols) >= 2 && cols[0] == "query-id" {
+			continue // BEIR header
+		}
+		if len(cols) != 3 {
+			return nil, fmt.Errorf("%s:%d: want 3 tab-separated columns (query-id, corpus-id, score), got %d", name, line, len(cols))
+		}
+		score, err := strconv.Atoi(cols[2])
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: score %q is not an integer", name, line, cols[2])
+		}
+		if !queryIDs[cols[0]] {
+			return nil, fmt.Errorf("%s:%d: query %q is not in queries.jsonl", name, line, cols[0])
+		}
+		if !docIDs[cols[1]] {
+			return nil, fmt.Errorf("%s:%d: document %q is not in corpus.jsonl", name, line, cols[1])
+		}
+		if q[cols[0]] == nil {
+			q[cols[0]] = map[string]int{}
+		}
+		q[cols[0]][cols[1]] = score
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
+	}
+	return q, nil
+}
+
+// Write stores the benchmark in dir, each file atomically.
+func (b *Bench) Write(dir string) error {
+	if err := writeJSONL(filepath.Join(dir, "corpus.jsonl"), len(b.Corpus), func(i int) any { return b.Corpus[i] }); err != nil {
+		return err
+	}
+	if err := writeJSONL(filepath.Join(dir, "queries.jsonl"), len(b.Queries), func(i int) any { return b.Queries[i] }); err != nil {
+		return err
+	}
+	for split, q := range b.Splits {
+		if err := atomicfile.Write(filepath.Join(dir, "qrels", split+".tsv"), func(w io.Writer) error {
+			fmt.Fprintln(w, "query-id\tcorpus-id\tscore")
+			for _, qid := range sortedKeys(q) {
+				for _, did := range sortedKeys(q[qid]) {
+					fmt.Fprintf(w, "%s\t%s\t%d\n", qid, did, q[qid][did])
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	if b.Tools != nil {
+		return catalog.WriteJSONL(filepath.Join(dir, "catalog.jsonl"), b.Tools)
+	}
+	return nil
+}
+
+func writeJSONL(p string, n int, item func(int) any) error {
+	return atomicfile.Write(p, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		for i := 0; i < n; i++ {
+			if err := enc.Encode(item(i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// SplitQueries returns the queries that have qrels in split, in queries.jsonl order.
+func (b *Bench) SplitQueries(split string) []Query {
+	q := b.Splits[split]
+	var out []Query
+	for _, query := range b.Queries {
+		if len(q[query.ID]) > 0 {
+			out = append(out, query)
+		}
+	}
+	return out
+}
+
+// Relevant returns the ids of the documents with relevance > 0 for a query in split, sorted.
+func (b *Bench) Relevant(split, queryID string) []string {
+	var out []string
+	for id, rel := range b.Splits[split][queryID] {
+		if rel > 0 {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// DocsFromTools builds corpus entries from catalog tools (title = name, text = description).
+func DocsFromTools(tools []catalog.Tool) []Doc {
+	docs := make([]Doc, len(tools))
+	for i, t := range tools {
+		docs[i] = Doc{ID: t.ID, Title: t.Name, Text: t.Description, Metadata: map[string]any{"platform": t.Platform}}
+	}
+	return docs
+}
