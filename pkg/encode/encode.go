@@ -1,0 +1,17 @@
+// Package encode runs transformer text encoders: a WordPiece tokenizer compatible with Hugging Face
+// tokenizer.json, ONNX Runtime sessions, pooling, batching and an embedding cache.
+package encode
+
+// Encoder turns texts into L2-normalised embeddings. A dual encoder (DRAGON-style) uses different
+// towers for queries and documents; a single encoder uses one model for both, possibly with
+// different prefixes.
+type Encoder interface {
+	// Name identifies the encoder (model folder name) in outputs and cache keys.
+	Name() string
+	// Dim is the embedding size.
+	Dim() int
+	// EncodeQueries embeds queries with the query tower.
+	EncodeQueries(texts []string) ([][]float32, error)
+	// EncodeDocs embeds documents (tool texts) with the document tower.
+	EncodeDocs(texts []string) ([][]float32, error)
+}
