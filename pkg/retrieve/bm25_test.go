@@ -1,0 +1,95 @@
+package retrieve
+
+import (
+	"math"
+	"testing"
+
+	"github.com/rated-dev/rated/pkg/bench"
+)
+
+var _ Retriever = (*BM25)(nil)
+
+// Hand-computed corpus: tokens d0=[alpha beta beta], d1=[beta gamma], d2=[delta]; N=3, avgdl=2.
+// idf(alpha)=idf(gamma)=idf(delta)=ln(2.5/1.5)=L; idf(beta)=ln(1.5/2.5)=-L < 0, so it is floored
+// to 0.25 * mean idf = 0.25 * (3L-L)/4 = L/8. Length norms K1*(1-B+B*dl/avgdl): d0 2.0625,
+// d1 1.5, d2 0.9375.
+func handCorpus() []bench.Doc {
+	return []bench.Doc{
+		{ID: "d0", Title: "alpha", Text: "beta beta"},
+		{ID: "d1", Title: "beta", Text: "gamma"},
+		{ID: "d2", Title: "delta"},
+	}
+}
+
+func TestBM25HandComputed(t *testing.T) {
+	L := math.Log(5.0 / 3.0)
+	m := NewBM25(handCorpus(), DefaultBM25Params())
+	cases := []struct {
+		query string
+		k     int
+		want  []Candidate
+	}{
+		// beta: d0 tf=2 -> L/8 * 2*2.5/(2+2.0625) = 2L/13; d1 tf=1 -> L/8 * 2.5/2.5 = L/8.
+		{"beta", 10, []Candidate{{"d0", 0, 2 * L / 13}, {"d1", 1, L / 8}}},
+		// Repeated query tokens count once per occurrence, as in rank-bm25.
+		{"BETA beta", 10, []Candidate{{"d0", 0, 4 * L / 13}, {"d1", 1, L / 4}}},
+		// d2: L*2.5/1.9375 = 40L/31; d1: L*2.5/2.5 = L; d0: L*2.5/3.0625 = 40L/49.
+		{"Alpha, DELTA & gamma?", 10, []Candidate{{"d2", 2, 40 * L / 31}, {"d1", 1, L}, {"d0", 0, 40 * L / 49}}},
+		{"Alpha, DELTA & gamma?", 2, []Candidate{{"d2", 2, 40 * L / 31}, {"d1", 1, L}}},
+		{"nothing matches", 10, nil},
+		{"alpha", 0, nil},
+	}
+	for _, c := range cases {
+		got, err := m.Search(c.query, c.k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(c.want) {
+			t.Fatalf("Search(%q, %d) = %+v, want %+v", c.query, c.k, got, c.want)
+		}
+		for i := range got {
+			if got[i].ID != c.want[i].ID || got[i].Index != c.want[i].Index || math.Abs(got[i].Score-c.want[i].Score) > 1e-12 {
+				t.Errorf("Search(%q, %d)[%d] = %+v, want %+v", c.query, c.k, i, got[i], c.want[i])
+			}
+		}
+	}
+	if idf, ok := m.IDF("beta"); !ok || math.Abs(idf-L/8) > 1e-15 {
+		t.Errorf("IDF(beta) = %v, %v; want %v (epsilon floor)", idf, ok, L/8)
+	}
+	scores := m.Scores("beta zzz")
+	want := []float64{2 * L / 13, L / 8, 0}
+	for i := range want {
+		if math.Abs(scores[i]-want[i]) > 1e-12 {
+			t.Errorf("Scores(beta)[%d] = %v, want %v", i, scores[i], want[i])
+		}
+	}
+}
+
+func TestBM25TiesByCorpusOrder(t *testing.T) {
+	docs := []bench.Doc{
+		{ID: "a", Text: "a"}, {ID: "c1", Text: "c"}, {ID: "c2", Text: "c"}, {ID: "d", Text: "d"}, {ID: "e", Text: "e"},
+	}
+	m := NewBM25(docs, DefaultBM25Params())
+	for k, want := range map[int][]string{1: {"c1"}, 2: {"c1", "c2"}, 5: {"c1", "c2"}} {
+		got, _ := m.Search("c", k)
+		if len(got) != len(want) {
+			t.Fatalf("k=%d: got %+v, want %v", k, got, want)
+		}
+		for i := range want {
+			if got[i].ID != want[i] {
+				t.Errorf("k=%d: got %+v, want %v", k, got, want)
+			}
+		}
+		if len(got) == 2 && got[0].Score != got[1].Score {
+			t.Errorf("identical documents scored %v and %v", got[0].Score, got[1].Score)
+		}
+	}
+}
+
+func TestBM25EmptyCorpus(t *testing.T) {
+	m := NewBM25(nil, DefaultBM25Params())
+	got, err := m.Search("anything", 5)
+	if err != nil || len(got) != 0 {
+		t.Fatalf("empty corpus: got %+v, %v", got, err)
+	}
+}
