@@ -1,0 +1,336 @@
+package bandit
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+var paperWeights = FusionWeights{Semantic: 0.75, Bandit: 0.15, Prior: 0.10}
+
+// denseLinUCB is an independent reference: LinUCB with a full d×d matrix A = λI + D and
+// D ← γD + x̃x̃ᵀ, solved with gonum. With diagonal=true it keeps only diag(x̃x̃ᵀ), the model RATED
+// uses.
+type denseLinUCB struct {
+	lambda, gamma, alpha float64
+	diagonal             bool
+	D                    *mat.Dense
+	b                    *mat.VecDense
+}
+
+func newDense(n int, lambda, gamma, alpha, prior float64, diagonal bool) *denseLinUCB {
+	r := &denseLinUCB{lambda: lambda, gamma: gamma, alpha: alpha, diagonal: diagonal, D: mat.NewDense(n, n, nil), b: mat.NewVecDense(n, nil)}
+	r.b.SetVec(n-1, lambda*prior)
+	return r
+}
+
+func augment(x []float64) *mat.VecDense {
+	return mat.NewVecDense(len(x)+1, append(append([]float64(nil), x...), 1))
+}
+
+func (r *denseLinUCB) update(x []float64, y float64) {
+	xt := augment(x)
+	n := xt.Len()
+	var outer mat.Dense
+	outer.Outer(1, xt, xt)
+	if r.diagonal {
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				if i != j {
+					outer.Set(i, j, 0)
+				}
+			}
+		}
+	}
+	r.D.Scale(r.gamma, r.D)
+	r.D.Add(r.D, &outer)
+	r.b.ScaleVec(r.gamma, r.b)
+	r.b.AddScaledVec(r.b, y, xt)
+}
+
+func (r *denseLinUCB) score(x []float64) float64 {
+	xt := augment(x)
+	n := xt.Len()
+	A := mat.NewDense(n, n, nil)
+	A.Copy(r.D)
+	for i := 0; i < n; i++ {
+		A.Set(i, i, A.At(i, i)+r.lambda)
+	}
+	var Ainv mat.Dense
+	if err := Ainv.Inverse(A); err != nil {
+		panic(err)
+	}
+	var theta, ax mat.VecDense
+	theta.MulVec(&Ainv, r.b)
+	ax.MulVec(&Ainv, xt)
+	return mat.Dot(&theta, xt) + r.alpha*math.Sqrt(mat.Dot(xt, &ax))
+}
+
+func unit(v []float64) []float64 {
+	n := 0.0
+	for _, x := range v {
+		n += x * x
+	}
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = x / math.Sqrt(n)
+	}
+	return out
+}
+
+// banditOnly isolates S_bandit: with weights (0, 1, 0) the fused score is the bandit score.
+var banditOnly = FusionWeights{Bandit: 1}
+
+func TestLinUCBByHand(t *testing.T) {
+	// d = 3, x = e1, λ = 1, γ = 0.5, α = 0.1, prior 0.6, intercept init.
+	p := NewDiscountedLinUCB("r", LinUCBConfig{Alpha: 0.1, Gamma: 0.5, Ridge: 1, Weights: banditOnly}, 1, 3)
+	s := &Step{Context: []float64{1, 0, 0}, Candidates: []Candidate{{Tool: 0, Prior: 0.6}}}
+	out := make([]float64, 1)
+	p.Scores(s, out)
+	// Untouched: θ = (0,0,0,0.6), x̃ = (1,0,0,1): 0.6 + 0.1·√(2/1).
+	if want := 0.6 + 0.1*math.Sqrt(2); math.Abs(out[0]-want) > 1e-12 {
+		t.Fatalf("cold score %v, want %v", out[0], want)
+	}
+	p.Observe(s, 0, false)
+	// D = (1,0,0,1); b = (0,0,0,0.5·0.6=0.3); A = (2,1,1,2); θ = (0,0,0,0.15).
+	// score = 0.15 + 0.1·√(1/2 + 1/2) = 0.25.
+	p.Scores(s, out)
+	if math.Abs(out[0]-0.25) > 1e-12 {
+		t.Fatalf("after one failure %v, want 0.25", out[0])
+	}
+	p.Observe(s, 0, true)
+	// D = 0.5·(1,0,0,1) + (1,0,0,1) = (1.5,0,0,1.5); b = 0.5·(0,0,0,0.3) + (1,0,0,1) = (1,0,0,1.15)
+	// A = (2.5,1,1,2.5); θ·x̃ = 1/2.5 + 1.15/2.5 = 0.86; bonus 0.1·√(2/2.5).
+	p.Scores(s, out)
+	if want := 0.86 + 0.1*math.Sqrt(0.8); math.Abs(out[0]-want) > 1e-12 {
+		t.Fatalf("after failure+success %v, want %v", out[0], want)
+	}
+}
+
+func TestLinUCBAgainstDenseReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	cases := []struct {
+		name     string
+		axis     bool // axis-aligned contexts: the diagonal model is then exact LinUCB
+		diagonal bool
+	}{
+		{"random contexts equal the diagonal reference", false, true},
+	}
+	for _, c := range cases {
+		for _, gamma := range []float64{1, 0.95, 0.5} {
+			p := NewDiscountedLinUCB("r", LinUCBConfig{Alpha: 0.3, Gamma: gamma, Ridge: 0.7, Weights: banditOnly}, 1, 3)
+			ref := newDense(4, 0.7, gamma, 0.3, 0.4, c.diagonal)
+			out := make([]float64, 1)
+			for step := 0; step < 40; step++ {
+				var x []float64
+				if c.axis {
+					x = []float64{0, 0, 0}
+					x[rng.IntN(3)] = 1
+				} else {
+					x = unit([]float64{rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()})
+				}
+				s := &Step{Context: x, Candidates: []Candidate{{Tool: 0, Prior: 0.4}}}
+				p.Scores(s, out)
+				if want := ref.score(x); math.Abs(out[0]-want) > 1e-9 {
+					t.Fatalf("%s γ=%v step %d: score %v, reference %v", c.name, gamma, step, out[0], want)
+				}
+				y := rng.Float64() < 0.6
+				p.Observe(s, 0, y)
+				ref.update(x, map[bool]float64{true: 1, false: 0}[y])
+			}
+		}
+	}
+}
+
+func TestRidgeFloorKeepsAWellConditioned(t *testing.T) {
+	// Without the floor, γⁿλ → 0 for directions not seen again and A⁻¹ explodes.
+	p := NewDiscountedLinUCB("r", LinUCBConfig{Alpha: 1, Gamma: 0.5, Ridge: 1, Weights: banditOnly}, 1, 2)
+	s := &Step{Context: []float64{1, 0}, Candidates: []Candidate{{Tool: 0, Prior: 0.5}}}
+	for i := 0; i < 200; i++ {
+		p.Observe(s, 0, true)
+	}
+	a := p.arms[0]
+	for i, v := range a.invA {
+		if v > 1 || math.IsNaN(v) {
+			t.Fatalf("A⁻¹[%d] = %v exceeds 1/λ", i, v)
+		}
+	}
+}
+
+func TestRATEDSwitchesAwayFromFailedTool(t *testing.T) {
+	p := NewDiscountedLinUCB("r", LinUCBConfig{Alpha: 0.1, Gamma: 0.95, Ridge: 1, Weights: paperWeights}, 2, 2)
+	s := &Step{Context: []float64{1, 0}, Candidates: []Candidate{{Tool: 0, Sem: 0.80, Prior: 0.7}, {Tool: 1, Sem: 0.78, Prior: 0.7}}}
+	if got := p.Choose(s)[0]; got != 0 {
+		t.Fatalf("first choice %d, want the semantic top-1", got)
+	}
+	p.Observe(s, 0, false)
+	if got := p.Choose(s)[0]; got != 1 {
+		t.Fatalf("after one failure chose %d, want the close alternative 1", got)
+	}
+}
+
+func TestBlacklistRetryStaticPriorOnly(t *testing.T) {
+	s := &Step{Candidates: []Candidate{{Tool: 5, Sem: 1, Prior: 0.1}, {Tool: 6, Sem: 0.9, Prior: 0.9}, {Tool: 7, Sem: 0.5}}}
+	b := NewBlacklist("bl")
+	if b.Choose(s)[0] != 0 {
+		t.Fatal("blacklist starts with top-1")
+	}
+	b.Observe(s, 0, false)
+	if b.Choose(s)[0] != 1 {
+		t.Fatal("blacklist must skip a failed tool")
+	}
+	b.Observe(s, 1, false)
+	b.Observe(s, 2, false)
+	if b.Choose(s)[0] != 0 {
+		t.Fatal("all excluded: fall back to top-1")
+	}
+	if got := NewRetry("r", 2).Choose(s); len(got) != 2 || got[0] != 0 || got[1] != 1 {
+		t.Fatalf("retry order %v", got)
+	}
+	if NewStatic("s").Choose(s)[0] != 0 {
+		t.Fatal("static is top-1")
+	}
+	// 0.75·1 + 0.1·0.1 = 0.76 < 0.75·0.9 + 0.1·0.9 = 0.765.
+	if got := NewPriorOnly("p", paperWeights).Choose(s)[0]; got != 1 {
+		t.Fatalf("prior-only chose %d, want 1", got)
+	}
+}
+
+func TestCircuitBreakerGobreakerDefaults(t *testing.T) {
+	p := NewCircuitBreaker("cb", BreakerConfig{ConsecutiveFailures: 5, CoolDown: 60, HalfOpenCalls: 1}, 2)
+	s := &Step{Candidates: []Candidate{{Tool: 0}, {Tool: 1}}}
+	for i := 0; i < 6; i++ { // trips after more than 5 consecutive failures
+		s.T = i
+		if got := p.Choose(s)[0]; got != 0 {
+			t.Fatalf("step %d: breaker open too early", i)
+		}
+		p.Observe(s, 0, false)
+	}
+	s.T = 6
+	if got := p.Choose(s)[0]; got != 1 {
+		t.Fatal("breaker did not open after 6 consecutive failures")
+	}
+	s.T = 5 + 60 // cool-down over: half-open lets a trial through
+	if got := p.Choose(s)[0]; got != 0 {
+		t.Fatal("breaker not half-open after the cool-down")
+	}
+	p.Observe(s, 0, true)
+	s.T++
+	if got := p.Choose(s)[0]; got != 0 || p.breakers[0].state != closed {
+		t.Fatal("a successful trial must close the breaker")
+	}
+}
+
+func TestCircuitBreakerFailureRate(t *testing.T) {
+	p := NewCircuitBreaker("cb", BreakerConfig{FailureRate: 0.5, Window: 4, MinCalls: 4, CoolDown: 10, HalfOpenCalls: 2}, 1)
+	s := &Step{Candidates: []Candidate{{Tool: 0}}}
+	for i, ok := range []bool{true, false, true, false} { // 2/4 = 50% at the 4th call
+		s.T = i
+		p.Observe(s, 0, ok)
+	}
+	if p.breakers[0].state != open {
+		t.Fatal("50% failures over a full window must trip")
+	}
+}
+
+func TestGlobalAndSlidingWindowUCB(t *testing.T) {
+	g := NewGlobalUCB("g", 0, banditOnly, 2)
+	s := &Step{Candidates: []Candidate{{Tool: 0, Prior: 0.9}, {Tool: 1, Prior: 0.5}}}
+	g.Observe(s, 0, false)
+	g.Observe(s, 0, false)
+	// tool 0 mean (0+0.9)/3 = 0.3 < tool 1 mean 0.5/1.
+	if got := g.Choose(s)[0]; got != 1 {
+		t.Fatalf("global UCB chose %d", got)
+	}
+	w := NewSlidingWindowUCB("sw", 0, 10, banditOnly, 2)
+	for i := 0; i < 3; i++ {
+		s.T = i
+		w.Observe(s, 0, false)
+	}
+	s.T = 3
+	if w.Choose(s)[0] != 1 {
+		t.Fatal("SW-UCB must avoid recent failures")
+	}
+	s.T = 20 // failures left the window: back to the prior, 0.9 > 0.5
+	if w.Choose(s)[0] != 0 {
+		t.Fatal("SW-UCB must forget failures outside the window")
+	}
+}
+
+func TestBatchGRPOUpdateByHand(t *testing.T) {
+	p := NewBatchGRPO("g", GRPOConfig{Batch: 2, LearningRate: 1, Temperature: 1}, 2, rand.New(rand.NewPCG(1, 1)))
+	s := &Step{Candidates: []Candidate{{Tool: 0, Sem: 0}, {Tool: 1, Sem: 0}}}
+	// Uniform policy (π = ½, ½). Two samples: chose 0 → reward 0, chose 1 → reward 1.
+	// mean .5, std .5, advantages −1 and +1.
+	// β0 += (1/2)[−1·(1−½) + 1·(−½)] = −½; β1 += (1/2)[−1·(−½) + 1·(1−½)] = +½.
+	p.Observe(s, 0, false)
+	if p.beta[0] != 0 {
+		t.Fatal("parameters must not change before the batch is full")
+	}
+	p.Observe(s, 1, true)
+	if math.Abs(p.beta[0]+0.5) > 1e-12 || math.Abs(p.beta[1]-0.5) > 1e-12 {
+		t.Fatalf("β = %v, want [-0.5 0.5]", p.beta)
+	}
+}
+
+func TestSpecValidation(t *testing.T) {
+	cases := []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{Name: "x", Kind: "oracle"}, `policies[0].kind: unknown policy "oracle"`},
+		{Spec{Name: "x", Kind: "rated", Gamma: 1.5}, "policies[0].gamma"},
+		{Spec{Name: "x", Kind: "rated", Gamma: 0}, "policies[0].gamma"},
+		{Spec{Name: "x", Kind: "rated", Gamma: 0.9, Weights: &FusionWeights{0.5, 0.5, 0.5}}, "policies[0].weights weights"},
+		{Spec{Name: "", Kind: "static"}, "policies[0].name"},
+	}
+	for _, c := range cases {
+		err := c.spec.Validate("policies[0]")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want %q", c.spec, err, c.want)
+		}
+	}
+	if err := (Spec{Name: "ok", Kind: "rated", Gamma: 0.95}).Validate("p"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func BenchmarkRATEDDecision(b *testing.B) {
+	for _, d := range []int{384, 768} {
+		b.Run("d="+itoa(d), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(3, 4))
+			p := NewDiscountedLinUCB("r", LinUCBConfig{Alpha: 0.1, Gamma: 0.95, Ridge: 1, Weights: paperWeights}, 1000, d)
+			x := make([]float64, d)
+			for i := range x {
+				x[i] = rng.NormFloat64()
+			}
+			x = unit(x)
+			cands := make([]Candidate, 10)
+			for i := range cands {
+				cands[i] = Candidate{Tool: rng.IntN(1000), Sem: rng.Float64(), Prior: rng.Float64()}
+			}
+			s := &Step{Context: x, Candidates: cands}
+			for i := range cands { // every arm touched: the slow path
+				p.Observe(s, i, i%2 == 0)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				p.Choose(s)
+			}
+		})
+	}
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	s := ""
+	for ; n > 0; n /= 10 {
+		s = string(rune('0'+n%10)) + s
+	}
+	return s
+}

@@ -1,0 +1,164 @@
+package bandit
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+)
+
+// Spec is one policy as configured in YAML. Kind selects the policy; the other fields are its
+// parameters (zero values take the defaults documented per kind).
+type Spec struct {
+	Name string `yaml:"name" json:"name"`
+	// Kind: static, prior_only, blacklist, retry, rated (discounted LinUCB), linucb (γ = 1),
+	// global_mab, sw_ucb, circuit_breaker, batch_grpo.
+	Kind      string  `yaml:"kind" json:"kind"`
+	Alpha     float64 `yaml:"alpha,omitempty" json:"alpha,omitempty"`
+	Gamma     float64 `yaml:"gamma,omitempty" json:"gamma,omitempty"`
+	Ridge     float64 `yaml:"ridge,omitempty" json:"ridge,omitempty"`
+	PriorInit string  `yaml:"prior_init,omitempty" json:"prior_init,omitempty"`
+	K         int     `yaml:"k,omitempty" json:"k,omitempty"`
+	Window    int     `yaml:"window,omitempty" json:"window,omitempty"`
+	// Breaker settings (circuit_breaker).
+	ConsecutiveFailures int     `yaml:"consecutive_failures,omitempty" json:"consecutive_failures,omitempty"`
+	FailureRate         float64 `yaml:"failure_rate,omitempty" json:"failure_rate,omitempty"`
+	MinCalls            int     `yaml:"min_calls,omitempty" json:"min_calls,omitempty"`
+	CoolDown            int     `yaml:"cool_down,omitempty" json:"cool_down,omitempty"`
+	HalfOpenCalls       int     `yaml:"half_open_calls,omitempty" json:"half_open_calls,omitempty"`
+	// GRPO settings (batch_grpo).
+	Batch        int     `yaml:"batch,omitempty" json:"batch,omitempty"`
+	LearningRate float64 `yaml:"learning_rate,omitempty" json:"learning_rate,omitempty"`
+	Temperature  float64 `yaml:"temperature,omitempty" json:"temperature,omitempty"`
+	ClipLogit    float64 `yaml:"clip_logit,omitempty" json:"clip_logit,omitempty"`
+	// Weights overrides the run's fusion weights for this policy.
+	Weights *FusionWeights `yaml:"weights,omitempty" json:"weights,omitempty"`
+}
+
+// Kinds lists the known policy kinds.
+var Kinds = []string{"static", "prior_only", "blacklist", "retry", "rated", "linucb", "global_mab", "sw_ucb", "circuit_breaker", "batch_grpo"}
+
+// Validate checks the spec; key is its location in the config (e.g. "policies[3]") and is named
+// in the error.
+func (s Spec) Validate(key string) error {
+	known := false
+	for _, k := range Kinds {
+		known = known || k == s.Kind
+	}
+	if !known {
+		return fmt.Errorf("%s.kind: unknown policy %q (known: %s)", key, s.Kind, strings.Join(Kinds, ", "))
+	}
+	if strings.TrimSpace(s.Name) == "" {
+		return fmt.Errorf("%s.name: a policy needs a name", key)
+	}
+	bad := func(field string, v any, want string) error {
+		return fmt.Errorf("%s.%s = %v: must be %s", key, field, v, want)
+	}
+	switch s.Kind {
+	case "rated", "linucb":
+		if s.Kind == "rated" && (!(s.Gamma > 0) || s.Gamma > 1) {
+			return bad("gamma", s.Gamma, "in (0, 1]")
+		}
+		if s.Alpha < 0 || math.IsNaN(s.Alpha) {
+			return bad("alpha", s.Alpha, ">= 0")
+		}
+		if s.Ridge < 0 || math.IsNaN(s.Ridge) {
+			return bad("ridge", s.Ridge, "> 0 (0 takes the default 1)")
+		}
+		if p := s.PriorInit; p != "" && p != "intercept" && p != "uniform" {
+			return bad("prior_init", p, `"intercept" or "uniform"`)
+		}
+	case "retry":
+		if s.K < 0 {
+			return bad("k", s.K, ">= 1 (0 takes the default 3)")
+		}
+	case "sw_ucb":
+		if s.Window < 0 {
+			return bad("window", s.Window, "> 0")
+		}
+	case "circuit_breaker":
+		if s.FailureRate < 0 || s.FailureRate > 1 {
+			return bad("failure_rate", s.FailureRate, "in [0, 1]")
+		}
+		if s.ConsecutiveFailures < 0 || s.CoolDown < 0 || s.Window < 0 || s.MinCalls < 0 || s.HalfOpenCalls < 0 {
+			return fmt.Errorf("%s: breaker counts must be >= 0", key)
+		}
+	case "batch_grpo":
+		if s.Batch < 0 || s.LearningRate < 0 || s.Temperature < 0 {
+			return fmt.Errorf("%s: batch, learning_rate and temperature must be >= 0", key)
+		}
+	}
+	if s.Weights != nil {
+		return s.Weights.Validate(key + ".weights")
+	}
+	return nil
+}
+
+// Env describes what a policy is built for.
+type Env struct {
+	NumTools int
+	Dim      int
+	Weights  FusionWeights
+	Seed     uint64
+}
+
+// New builds the policy described by spec. Zero-valued parameters take these defaults: α 0.1,
+// γ 0.95 (rated), ridge 1, k 3, SW window 500, breaker = gobreaker defaults (trip after more than
+// 5 consecutive failures, cool-down 60, 1 half-open call), GRPO batch 200, learning rate 20,
+// temperature 0.05, clip 10.
+func New(spec Spec, env Env) (Policy, error) {
+	if err := spec.Validate("policy " + spec.Name); err != nil {
+		return nil, err
+	}
+	w := env.Weights
+	if spec.Weights != nil {
+		w = *spec.Weights
+	}
+	or := func(v, def float64) float64 {
+		if v == 0 {
+			return def
+		}
+		return v
+	}
+	ori := func(v, def int) int {
+		if v == 0 {
+			return def
+		}
+		return v
+	}
+	switch spec.Kind {
+	case "static":
+		return NewStatic(spec.Name), nil
+	case "prior_only":
+		return NewPriorOnly(spec.Name, w), nil
+	case "blacklist":
+		return NewBlacklist(spec.Name), nil
+	case "retry":
+		return NewRetry(spec.Name, ori(spec.K, 3)), nil
+	case "rated", "linucb":
+		gamma := or(spec.Gamma, 0.95)
+		if spec.Kind == "linucb" {
+			gamma = 1
+		}
+		cfg := LinUCBConfig{Alpha: or(spec.Alpha, 0.1), Gamma: gamma, Ridge: or(spec.Ridge, 1), Weights: w, PriorInit: spec.PriorInit}
+		return NewDiscountedLinUCB(spec.Name, cfg, env.NumTools, env.Dim), nil
+	case "global_mab":
+		return NewGlobalUCB(spec.Name, or(spec.Alpha, 0.1), w, env.NumTools), nil
+	case "sw_ucb":
+		return NewSlidingWindowUCB(spec.Name, or(spec.Alpha, 0.1), ori(spec.Window, 500), w, env.NumTools), nil
+	case "circuit_breaker":
+		cfg := BreakerConfig{
+			ConsecutiveFailures: spec.ConsecutiveFailures, FailureRate: spec.FailureRate,
+			Window: spec.Window, MinCalls: spec.MinCalls,
+			CoolDown: ori(spec.CoolDown, 60), HalfOpenCalls: ori(spec.HalfOpenCalls, 1),
+		}
+		if cfg.ConsecutiveFailures == 0 && cfg.FailureRate == 0 {
+			cfg.ConsecutiveFailures = 5
+		}
+		return NewCircuitBreaker(spec.Name, cfg, env.NumTools), nil
+	case "batch_grpo":
+		cfg := GRPOConfig{Batch: ori(spec.Batch, 200), LearningRate: or(spec.LearningRate, 20), Temperature: or(spec.Temperature, 0.05), ClipLogit: or(spec.ClipLogit, 10)}
+		return NewBatchGRPO(spec.Name, cfg, env.NumTools, rand.New(rand.NewPCG(env.Seed, 0x9e3779b97f4a7c15))), nil
+	}
+	return nil, fmt.Errorf("policy %s: unknown kind %q", spec.Name, spec.Kind)
+}
