@@ -44,9 +44,9 @@ type BM25 struct {
 	scratch sync.Pool
 }
 
-// bm25Scratch is the per-search state reused across searches: one score per document and the
-// list of documents touched by the current query.
-type bm25Scratch struct {
+// scoreScratch is the per-search state of the lexical retrievers, reused across searches: one
+// score per document and the list of documents touched by the current query.
+type scoreScratch struct {
 	score   []float64
 	seen    []bool
 	touched []int32
@@ -121,7 +121,7 @@ func NewBM25(docs []bench.Doc, params BM25Params) *BM25 {
 		}
 	}
 	m.scratch.New = func() any {
-		return &bm25Scratch{score: make([]float64, n), seen: make([]bool, n)}
+		return &scoreScratch{score: make([]float64, n), seen: make([]bool, n)}
 	}
 	return m
 }
@@ -164,7 +164,7 @@ func (m *BM25) Search(query string, k int) ([]Candidate, error) {
 	if k <= 0 || len(m.ids) == 0 {
 		return nil, nil
 	}
-	s := m.scratch.Get().(*bm25Scratch)
+	s := m.scratch.Get().(*scoreScratch)
 	defer m.scratch.Put(s)
 	for _, tok := range Tokenize(query) {
 		t, ok := m.terms[tok]
