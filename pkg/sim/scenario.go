@@ -1,0 +1,141 @@
+// Package sim is the failure-injection environment of the dynamic experiment: an evaluation
+// stream of queries, failure schedules described as data (persistent failures as in the paper,
+// transient outages, flapping and flaky tools, tools added mid-stream), and the step loop that
+// lets a policy choose, executes its choice and reports only that outcome back.
+package sim
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Scenario is one failure schedule, loaded from YAML.
+type Scenario struct {
+	Name string `yaml:"name" json:"name"`
+	// FailureRate is the ρ shown in the tables (informational; events carry the real fractions).
+	FailureRate float64 `yaml:"failure_rate" json:"failure_rate"`
+	// Theta is the adaptation-steps threshold θ (paper: 0.9 at ρ = 20%, 0.8 at 30%).
+	Theta  float64 `yaml:"theta" json:"theta"`
+	Events []Event `yaml:"events" json:"events"`
+}
+
+// Event kinds.
+const (
+	// EventPersistent: selected tools fail from Start to the end of the run (the paper).
+	EventPersistent = "persistent"
+	// EventTransient: selected tools fail from Start until End, then recover.
+	EventTransient = "transient"
+	// EventFlapping: selected tools alternate Period steps down, Period steps up, from Start.
+	EventFlapping = "flapping"
+	// EventFlaky: from Start, each call of a selected tool succeeds with probability SuccessProb.
+	EventFlaky = "flaky"
+	// EventNewTools: selected tools do not exist before Start (cold start when they appear).
+	EventNewTools = "new_tools"
+)
+
+// Event applies one kind of change to a selection of tools.
+type Event struct {
+	Kind        string   `yaml:"kind" json:"kind"`
+	Start       int      `yaml:"start" json:"start"`
+	End         int      `yaml:"end,omitempty" json:"end,omitempty"`
+	Period      int      `yaml:"period,omitempty" json:"period,omitempty"`
+	SuccessProb float64  `yaml:"success_prob,omitempty" json:"success_prob,omitempty"`
+	Select      Selector `yaml:"select" json:"select"`
+}
+
+// Selector picks the tools an event affects.
+type Selector struct {
+	// By is "frequency" (the paper: tools sorted by how often they are relevant in the stream,
+	// most frequent first) or "random" (seeded).
+	By string `yaml:"by" json:"by"`
+	// SkipTop is the share of the catalog skipped from the top of the order (paper: 0.10).
+	SkipTop float64 `yaml:"skip_top" json:"skip_top"`
+	// Fraction is the share of the catalog selected after the skipped ones (paper: ρ).
+	Fraction float64 `yaml:"fraction" json:"fraction"`
+}
+
+// Validate checks a scenario against the run length; key locates it in the config.
+func (s Scenario) Validate(key string, steps int) error {
+	if s.Name == "" {
+		return fmt.Errorf("%s.name: a scenario needs a name", key)
+	}
+	if !(s.Theta > 0 && s.Theta <= 1) {
+		return fmt.Errorf("%s.theta = %v: must be in (0, 1]", key, s.Theta)
+	}
+	if len(s.Events) == 0 {
+		return fmt.Errorf("%s.events: a scenario needs at least one event", key)
+	}
+	for i, e := range s.Events {
+		ek := fmt.Sprintf("%s.events[%d]", key, i)
+		switch e.Kind {
+		case EventPersistent, EventNewTools:
+		case EventTransient:
+			if e.End <= e.Start {
+				return fmt.Errorf("%s.end = %d: a transient outage must end after its start %d", ek, e.End, e.Start)
+			}
+		case EventFlapping:
+			if e.Period <= 0 {
+				return fmt.Errorf("%s.period = %d: must be > 0", ek, e.Period)
+			}
+		case EventFlaky:
+			if e.SuccessProb < 0 || e.SuccessProb > 1 {
+				return fmt.Errorf("%s.success_prob = %v: must be in [0, 1]", ek, e.SuccessProb)
+			}
+		default:
+			return fmt.Errorf("%s.kind: unknown event %q (persistent, transient, flapping, flaky, new_tools)", ek, e.Kind)
+		}
+		if e.Start < 0 || e.Start >= steps {
+			return fmt.Errorf("%s.start = %d: must be in [0, %d)", ek, e.Start, steps)
+		}
+		if e.Select.By != "frequency" && e.Select.By != "random" {
+			return fmt.Errorf("%s.select.by: %q is not \"frequency\" or \"random\"", ek, e.Select.By)
+		}
+		if e.Select.Fraction < 0 || e.Select.Fraction >= 1 || math.IsNaN(e.Select.Fraction) {
+			return fmt.Errorf("%s.select.fraction = %v: ρ must be in [0, 1)", ek, e.Select.Fraction)
+		}
+		if e.Select.SkipTop < 0 || e.Select.SkipTop+e.Select.Fraction > 1 {
+			return fmt.Errorf("%s.select.skip_top = %v: must be >= 0 with skip_top + fraction <= 1", ek, e.Select.SkipTop)
+		}
+	}
+	return nil
+}
+
+// Onset is the earliest event start: the failure onset used by the metrics.
+func (s Scenario) Onset() int {
+	onset := math.MaxInt
+	for _, e := range s.Events {
+		onset = min(onset, e.Start)
+	}
+	return onset
+}
+
+// FrequencyOrder returns all tool indices sorted by how often they are relevant over the stream,
+// most frequent first, ties by index. relevant[q] lists the relevant tools of query q; stream
+// holds query indices.
+func FrequencyOrder(numTools int, stream []int, relevant [][]int) []int {
+	count := make([]int, numTools)
+	for _, q := range stream {
+		for _, tool := range relevant[q] {
+			count[tool]++
+		}
+	}
+	order := make([]int, numTools)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return count[order[a]] > count[order[b]] })
+	return order
+}
+
+// selectTools applies a selector to an order of tools: skip round(SkipTop·N), take
+// round(Fraction·N).
+func selectTools(sel Selector, order []int) []int {
+	n := len(order)
+	skip := int(math.Round(sel.SkipTop * float64(n)))
+	take := int(math.Round(sel.Fraction * float64(n)))
+	if skip+take > n {
+		take = n - skip
+	}
+	return append([]int(nil), order[skip:skip+take]...)
+}

@@ -1,0 +1,166 @@
+package sim
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rated-dev/rated/pkg/bandit"
+	"github.com/rated-dev/rated/pkg/metrics"
+)
+
+func TestFrequencyOrderAndPaperSelection(t *testing.T) {
+	// 10 tools; stream relevance counts: tool 3 ×4, tool 1 ×3, tool 7 ×2, tool 0 ×1, rest 0.
+	relevant := [][]int{{3}, {1, 3}, {7, 0}, {3, 1}, {7}, {1, 3}}
+	stream := []int{0, 1, 2, 3, 4, 5}
+	order := FrequencyOrder(10, stream, relevant)
+	want := []int{3, 1, 7, 0, 2, 4, 5, 6, 8, 9}
+	if !reflect.DeepEqual(order, want) {
+		t.Fatalf("order %v, want %v", order, want)
+	}
+	// Paper: skip the top 10% (1 tool), fail the next ρN = 20% (2 tools).
+	got := selectTools(Selector{By: "frequency", SkipTop: 0.1, Fraction: 0.2}, order)
+	if !reflect.DeepEqual(got, []int{1, 7}) {
+		t.Fatalf("failed set %v, want [1 7]", got)
+	}
+}
+
+func TestScheduleKinds(t *testing.T) {
+	order := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	one := func(kind string, e Event) *Schedule {
+		e.Kind = kind
+		e.Select = Selector{By: "frequency", Fraction: 0.1} // tool 0 only
+		return NewSchedule(Scenario{Name: "s", Theta: 1, Events: []Event{e}}, 10, order, 1)
+	}
+	p := one(EventPersistent, Event{Start: 5})
+	if !p.Executes(0, 4) || p.Executes(0, 5) || p.Executes(0, 999) || !p.Executes(1, 999) {
+		t.Error("persistent failure wrong")
+	}
+	tr := one(EventTransient, Event{Start: 5, End: 8})
+	if !tr.Executes(0, 4) || tr.Executes(0, 7) || !tr.Executes(0, 8) {
+		t.Error("transient outage wrong")
+	}
+	fl := one(EventFlapping, Event{Start: 10, Period: 3})
+	wantUp := map[int]bool{9: true, 10: false, 12: false, 13: true, 15: true, 16: false}
+	for step, up := range wantUp {
+		if fl.Executes(0, step) != up {
+			t.Errorf("flapping at %d: got %v want %v", step, !up, up)
+		}
+	}
+	fk := one(EventFlaky, Event{Start: 0, SuccessProb: 0.3})
+	ok := 0
+	for step := 0; step < 20000; step++ {
+		if fk.Executes(0, step) {
+			ok++
+		}
+		if fk.Executes(0, step) != fk.Executes(0, step) {
+			t.Fatal("flaky outcome must be a pure function of (seed, tool, step)")
+		}
+	}
+	if r := float64(ok) / 20000; r < 0.28 || r > 0.32 {
+		t.Errorf("flaky success rate %v, want ≈ 0.3", r)
+	}
+	nt := one(EventNewTools, Event{Start: 50})
+	if nt.Exists(0, 49) || !nt.Exists(0, 50) || !nt.Exists(1, 0) {
+		t.Error("new tools must appear at their start")
+	}
+}
+
+func TestScenarioValidation(t *testing.T) {
+	base := func() Scenario {
+		return Scenario{Name: "s", Theta: 0.9, Events: []Event{{Kind: EventPersistent, Start: 10, Select: Selector{By: "frequency", SkipTop: 0.1, Fraction: 0.2}}}}
+	}
+	cases := []struct {
+		mutate func(*Scenario)
+		want   string
+	}{
+		{func(s *Scenario) { s.Events[0].Select.Fraction = 1 }, "scenarios[0].events[0].select.fraction = 1: ρ must be in [0, 1)"},
+		{func(s *Scenario) { s.Events[0].Select.Fraction = -0.1 }, "select.fraction"},
+		{func(s *Scenario) { s.Events[0].Kind = "meteor" }, `unknown event "meteor"`},
+		{func(s *Scenario) { s.Theta = 0 }, "scenarios[0].theta"},
+		{func(s *Scenario) { s.Events[0].Start = 100 }, "start = 100"},
+		{func(s *Scenario) { s.Events[0].Kind = EventTransient; s.Events[0].End = 5 }, "must end after"},
+	}
+	for _, c := range cases {
+		s := base()
+		c.mutate(&s)
+		if err := s.Validate("scenarios[0]", 100); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want %q", err, c.want)
+		}
+	}
+	if err := base().Validate("scenarios[0]", 100); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tinyWorld: 4 tools; query 0 wants tool 0 or 1 (ranked 0,1,2), query 1 wants tool 2 (ranked 2,3).
+func tinyWorld() *World {
+	return &World{NumTools: 4, Dim: 2, Queries: []Query{
+		{ID: "a", Relevant: []int{0, 1}, Context: []float64{1, 0}, Ranked: []bandit.Candidate{{Tool: 0, Sem: 1, Prior: 0.7}, {Tool: 1, Sem: 0.9, Prior: 0.7}, {Tool: 2, Sem: 0.1, Prior: 0.7}}},
+		{ID: "b", Relevant: []int{2}, Context: []float64{0, 1}, Ranked: []bandit.Candidate{{Tool: 2, Sem: 1, Prior: 0.7}, {Tool: 3, Sem: 0.5, Prior: 0.7}}},
+	}}
+}
+
+func TestRunTracesByHand(t *testing.T) {
+	w := tinyWorld()
+	stream := []int{0, 1, 0, 0}
+	// Tool 0 fails from step 2.
+	sched := NewSchedule(Scenario{Name: "s", Theta: 1, Events: []Event{{Kind: EventPersistent, Start: 2, Select: Selector{By: "frequency", Fraction: 0.25}}}}, 4, []int{0, 1, 2, 3}, 1)
+	static := Run(w, stream, sched, bandit.NewStatic("s"), 2)
+	want := []metrics.StepOutcome{{Success: true, Attempts: 1}, {Success: true, Attempts: 1}, {Attempts: 1, FailedAttempts: 1}, {Attempts: 1, FailedAttempts: 1}}
+	if !reflect.DeepEqual(static, want) {
+		t.Fatalf("static trace %+v", static)
+	}
+	retry := Run(w, stream, sched, bandit.NewRetry("r", 3), 2)
+	want[2], want[3] = metrics.StepOutcome{Success: true, Attempts: 2, FailedAttempts: 1}, metrics.StepOutcome{Success: true, Attempts: 2, FailedAttempts: 1}
+	if !reflect.DeepEqual(retry, want) {
+		t.Fatalf("retry trace %+v", retry)
+	}
+	bl := Run(w, stream, sched, bandit.NewBlacklist("b"), 2)
+	want[2], want[3] = metrics.StepOutcome{Attempts: 1, FailedAttempts: 1}, metrics.StepOutcome{Success: true, Attempts: 1}
+	if !reflect.DeepEqual(bl, want) {
+		t.Fatalf("blacklist trace %+v", bl)
+	}
+}
+
+func TestNewToolsAreNotCandidatesBeforeTheyExist(t *testing.T) {
+	w := tinyWorld()
+	sched := NewSchedule(Scenario{Name: "s", Theta: 1, Events: []Event{{Kind: EventNewTools, Start: 1, Select: Selector{By: "frequency", Fraction: 0.25}}}}, 4, []int{0, 1, 2, 3}, 1)
+	tr := Run(w, []int{0, 0}, sched, bandit.NewStatic("s"), 2)
+	// Step 0: tool 0 does not exist; static picks tool 1 (relevant). Step 1: tool 0 exists.
+	if !tr[0].Success || !tr[1].Success {
+		t.Fatalf("trace %+v", tr)
+	}
+}
+
+func TestRunGridIsReproducible(t *testing.T) {
+	w := tinyWorld()
+	// A second query for tools 0/1 makes tool 0 the most frequent tool: the one that fails.
+	w.Queries = append(w.Queries, w.Queries[0])
+	w.Queries[2].ID = "c"
+	g := GridSpec{
+		Scenarios: []Scenario{{Name: "p", Theta: 0.9, Events: []Event{{Kind: EventPersistent, Start: 300, Select: Selector{By: "frequency", Fraction: 0.25}}}}},
+		Policies: []bandit.Spec{{Name: "RATED", Kind: "rated", Gamma: 0.95}, {Name: "GRPO", Kind: "batch_grpo", Batch: 20},
+			{Name: "static", Kind: "static"}},
+		Seeds: []uint64{1, 2}, Steps: 1000, K: 3, Weights: bandit.FusionWeights{Semantic: 0.75, Bandit: 0.15, Prior: 0.1},
+		Summary: metrics.Window{From: 300, To: 600}, ASWindow: 50, CurveStride: 10,
+	}
+	a, err := RunGrid(context.Background(), w, g, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := RunGrid(context.Background(), w, g, 1, nil)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("same seeds must give the same results, whatever the number of workers")
+	}
+	rows := Summarize(g, a)
+	if len(rows) != 3 || rows[0].Method != "RATED" || rows[0].Seeds != 2 {
+		t.Fatalf("rows %+v", rows)
+	}
+	// The static policy keeps choosing the failed tool 0 for query a: its FSR must be high, and
+	// RATED, which sees the failures, must have a lower FSR.
+	if !(rows[0].FSR.Mean < rows[2].FSR.Mean) {
+		t.Fatalf("RATED FSR %v should be below static %v", rows[0].FSR.Mean, rows[2].FSR.Mean)
+	}
+}
