@@ -30,6 +30,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 MAX_OPSET = 17
+MIN_OPSET = 13
 
 
 def import_artifacts():
@@ -65,11 +66,13 @@ def read_pooling(model_dir):
 
 
 def prepare_encoder(model):
-    """Lowers the opset to <= 17 and gives every LayerNormalization its three outputs."""
+    """Brings the opset into [13, 17] and gives every LayerNormalization its three outputs."""
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), MAX_OPSET)
-    if opset > MAX_OPSET:
+    if opset > MAX_OPSET or opset < MIN_OPSET:
+        # The loss nodes use opset-13 signatures (ReduceSum/Unsqueeze axes as inputs); older exports
+        # (Xenova's are opset 11) are upgraded, newer ones lowered to what the gradient builder knows.
         from onnx import version_converter
-        model = version_converter.convert_version(model, MAX_OPSET)
+        model = version_converter.convert_version(model, min(max(opset, MIN_OPSET), MAX_OPSET))
     for i, n in enumerate(model.graph.node):
         if n.op_type == "LayerNormalization":
             while len(n.output) < 3:
