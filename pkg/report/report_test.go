@@ -1,0 +1,60 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func sample() *Table {
+	return &Table{Title: "T", Columns: []string{"Method", "SR"}, Rows: [][]string{{"RATED | full", "83.4%"}, {"a,b", "1"}}, Notes: []string{"n"}}
+}
+
+func TestMarkdown(t *testing.T) {
+	want := "### T\n\n| Method        | SR    |\n|---------------|-------|\n| RATED \\| full | 83.4% |\n| a,b           | 1     |\n\n- n\n"
+	if got := sample().Markdown(); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestCSVAndLaTeX(t *testing.T) {
+	if got, want := sample().CSV(), "Method,SR\nRATED | full,83.4%\n\"a,b\",1\n"; got != want {
+		t.Fatalf("csv %q, want %q", got, want)
+	}
+	tex := sample().LaTeX()
+	if !bytes.Contains([]byte(tex), []byte(`RATED | full & 83.4\% \\`)) {
+		t.Fatalf("latex does not escape %%:\n%s", tex)
+	}
+}
+
+func TestWriteFilesAndPlot(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteFiles(dir, "table2", sample(), map[string]int{"x": 1}); err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]int
+	data, _ := os.ReadFile(filepath.Join(dir, "table2.json"))
+	if json.Unmarshal(data, &v) != nil || v["x"] != 1 {
+		t.Fatalf("json %s", data)
+	}
+	for _, ext := range []string{".md", ".csv", ".tex"} {
+		if _, err := os.Stat(filepath.Join(dir, "table2"+ext)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := &LinePlot{Title: "sr", XLabel: "step", YLabel: "SR", YMax: 1, MarkerX: 1, MarkerLabel: "onset",
+		Series: []Series{{Label: "a", X: []float64{0, 1, 2}, Y: []float64{0.2, 0.5, 0.9}}}}
+	path := filepath.Join(dir, "p.png")
+	if err := p.Write(path, 400, 300); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.Open(path)
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil || img.Bounds().Dx() < 100 {
+		t.Fatalf("not a PNG: %v", err)
+	}
+}
