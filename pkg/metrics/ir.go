@@ -1,0 +1,253 @@
+package metrics
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// This file holds the offline IR measures (Table 1) with the semantics of trec_eval 9 (as in
+// pytrec_eval), which the tests check them against:
+//
+//   - A document is relevant when its graded relevance is > 0; nDCG uses the grade itself as the
+//     gain (trec_eval's linear gain) and log2(rank+1) as the discount.
+//   - A ranking is a list of document ids, best first. A document listed more than once counts
+//     only at its first (best) position; later copies are dropped and the documents after them
+//     move up. (A trec_eval run file cannot hold a document twice for one query.)
+//   - A query without any relevant document scores 0 on every measure, as in trec_eval. A query
+//     with an empty ranking also scores 0 on every measure (trec_eval -c). Which queries enter a
+//     mean is the caller's choice; pkg/evaloffline states its rule in the table notes.
+
+// Judgments are the graded relevance labels of one query: document id -> grade (> 0 relevant).
+type Judgments map[string]int
+
+// Kind is one family of IR measures.
+type Kind int
+
+// The IR measures.
+const (
+	// RR is the reciprocal rank of the first relevant document (0 when none is ranked); its mean
+	// over queries is MRR. K = 0 means the whole ranking.
+	RR Kind = iota
+	// Recall is the fraction of the query's relevant documents that are in the top K.
+	Recall
+	// Hit is 1 when at least one relevant document is in the top K, else 0 (trec_eval success@K).
+	Hit
+	// NDCG is the normalised discounted cumulative gain at K (trec_eval ndcg_cut.K).
+	NDCG
+)
+
+// Measure is one IR measure at a cutoff.
+type Measure struct {
+	Kind Kind
+	// K is the cutoff (top K documents); for RR, 0 means no cutoff.
+	K int
+}
+
+// String names the measure as in the tables: MRR, MRR@10, Recall@5, Hit@5, nDCG@10.
+func (m Measure) String() string {
+	switch m.Kind {
+	case RR:
+		if m.K == 0 {
+			return "MRR"
+		}
+		return "MRR@" + strconv.Itoa(m.K)
+	case Recall:
+		return "Recall@" + strconv.Itoa(m.K)
+	case Hit:
+		return "Hit@" + strconv.Itoa(m.K)
+	case NDCG:
+		return "nDCG@" + strconv.Itoa(m.K)
+	}
+	return fmt.Sprintf("Measure(%d@%d)", m.Kind, m.K)
+}
+
+// TrecEvalName is the name of the measure in trec_eval / pytrec_eval (recip_rank, recall_5,
+// success_5, ndcg_cut_10). RR with a cutoff has no trec_eval name and returns "".
+func (m Measure) TrecEvalName() string {
+	switch m.Kind {
+	case RR:
+		if m.K == 0 {
+			return "recip_rank"
+		}
+	case Recall:
+		return "recall_" + strconv.Itoa(m.K)
+	case Hit:
+		return "success_" + strconv.Itoa(m.K)
+	case NDCG:
+		return "ndcg_cut_" + strconv.Itoa(m.K)
+	}
+	return ""
+}
+
+// ParseMeasure parses the names String returns (case-insensitive): MRR, MRR@k, Recall@k, R@k,
+// Hit@k, nDCG@k.
+func ParseMeasure(s string) (Measure, error) {
+	name, kText, hasK := strings.Cut(strings.TrimSpace(s), "@")
+	k := 0
+	if hasK {
+		v, err := strconv.Atoi(kText)
+		if err != nil || v <= 0 {
+			return Measure{}, fmt.Errorf("measure %q: cutoff must be a positive integer", s)
+		}
+		k = v
+	}
+	switch strings.ToLower(name) {
+	case "mrr", "rr":
+		return Measure{Kind: RR, K: k}, nil
+	case "recall", "r":
+		if hasK {
+			return Measure{Kind: Recall, K: k}, nil
+		}
+	case "hit", "success":
+		if hasK {
+			return Measure{Kind: Hit, K: k}, nil
+		}
+	case "ndcg":
+		if hasK {
+			return Measure{Kind: NDCG, K: k}, nil
+		}
+	default:
+		return Measure{}, fmt.Errorf("measure %q: unknown (want MRR, Recall@k, Hit@k or nDCG@k)", s)
+	}
+	return Measure{}, fmt.Errorf("measure %q: needs a cutoff, as in %s@10", s, name)
+}
+
+// Eval computes the measure for one query.
+func (m Measure) Eval(ranking []string, rel Judgments) float64 {
+	switch m.Kind {
+	case RR:
+		return ReciprocalRank(ranking, rel, m.K)
+	case Recall:
+		return RecallAt(ranking, rel, m.K)
+	case Hit:
+		return HitAt(ranking, rel, m.K)
+	case NDCG:
+		return NDCGAt(ranking, rel, m.K)
+	}
+	panic(fmt.Sprintf("metrics: unknown measure kind %d", m.Kind))
+}
+
+// topUnique returns the first k distinct documents of ranking (all of them when k <= 0).
+func topUnique(ranking []string, k int) []string {
+	out := make([]string, 0, min(len(ranking), max(k, 0)))
+	seen := make(map[string]bool, len(ranking))
+	for _, d := range ranking {
+		if k > 0 && len(out) == k {
+			break
+		}
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
+		out = append(out, d)
+	}
+	return out
+}
+
+// numRelevant counts the documents with a grade > 0.
+func numRelevant(rel Judgments) int {
+	n := 0
+	for _, g := range rel {
+		if g > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// ReciprocalRank is 1/r for the rank r of the first relevant document in the top k (k <= 0:
+// the whole ranking), or 0 when there is none.
+func ReciprocalRank(ranking []string, rel Judgments, k int) float64 {
+	for i, d := range topUnique(ranking, k) {
+		if rel[d] > 0 {
+			return 1 / float64(i+1)
+		}
+	}
+	return 0
+}
+
+// RecallAt is the fraction of the relevant documents found in the top k; 0 when the query has
+// no relevant document.
+func RecallAt(ranking []string, rel Judgments, k int) float64 {
+	n := numRelevant(rel)
+	if n == 0 || k <= 0 {
+		return 0
+	}
+	found := 0
+	for _, d := range topUnique(ranking, k) {
+		if rel[d] > 0 {
+			found++
+		}
+	}
+	return float64(found) / float64(n)
+}
+
+// HitAt is 1 when a relevant document is in the top k, else 0.
+func HitAt(ranking []string, rel Judgments, k int) float64 {
+	if k <= 0 {
+		return 0
+	}
+	for _, d := range topUnique(ranking, k) {
+		if rel[d] > 0 {
+			return 1
+		}
+	}
+	return 0
+}
+
+// NDCGAt is DCG@k / ideal DCG@k with gain = grade (grades <= 0 gain nothing) and discount
+// log2(rank + 1); 0 when the query has no relevant document.
+func NDCGAt(ranking []string, rel Judgments, k int) float64 {
+	if k <= 0 {
+		return 0
+	}
+	var gains []int
+	for _, g := range rel {
+		if g > 0 {
+			gains = append(gains, g)
+		}
+	}
+	if len(gains) == 0 {
+		return 0
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(gains)))
+	ideal := 0.0
+	for i := 0; i < len(gains) && i < k; i++ {
+		ideal += float64(gains[i]) / math.Log2(float64(i+2))
+	}
+	dcg := 0.0
+	for i, d := range topUnique(ranking, k) {
+		if g := rel[d]; g > 0 {
+			dcg += float64(g) / math.Log2(float64(i+2))
+		}
+	}
+	return dcg / ideal
+}
+
+// ScoredDoc is one entry of a scored run.
+type ScoredDoc struct {
+	ID    string
+	Score float64
+}
+
+// TrecOrder turns a scored run into a ranking the way trec_eval reads a run file: by score
+// descending, ties by document id descending (byte-wise), each document once at its highest
+// score. Writing the same (id, score) pairs to a TREC run file therefore gives trec_eval,
+// pytrec_eval, ir_measures and ranx exactly this ranking.
+func TrecOrder(run []ScoredDoc) []string {
+	sorted := append([]ScoredDoc(nil), run...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		if sorted[i].Score != sorted[j].Score {
+			return sorted[i].Score > sorted[j].Score
+		}
+		return sorted[i].ID > sorted[j].ID
+	})
+	out := make([]string, len(sorted))
+	for i, d := range sorted {
+		out[i] = d.ID
+	}
+	return topUnique(out, 0)
+}

@@ -1,0 +1,203 @@
+package metrics
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/rated-dev/rated/internal/testassets"
+)
+
+func TestIRHandComputed(t *testing.T) {
+	rel := Judgments{"a": 1, "b": 2, "c": 0, "z": 3}
+	// Relevant: a (1), b (2), z (3, never ranked). Ideal gains 3, 2, 1.
+	ranking := []string{"x", "b", "b", "c", "a", "y"}
+	// Deduplicated: x b c a y -> relevant at ranks 2 (b) and 4 (a).
+	ideal3 := 3 + 2/math.Log2(3) + 1/math.Log2(4)
+	cases := []struct {
+		m    Measure
+		want float64
+	}{
+		{Measure{RR, 0}, 0.5},
+		{Measure{RR, 1}, 0},
+		{Measure{RR, 2}, 0.5},
+		{Measure{Recall, 1}, 0},
+		{Measure{Recall, 2}, 1.0 / 3},
+		{Measure{Recall, 3}, 1.0 / 3}, // the duplicate b does not take rank 3
+		{Measure{Recall, 4}, 2.0 / 3},
+		{Measure{Recall, 100}, 2.0 / 3},
+		{Measure{Hit, 1}, 0},
+		{Measure{Hit, 2}, 1},
+		{Measure{NDCG, 1}, 0},
+		{Measure{NDCG, 2}, (2 / math.Log2(3)) / (3 + 2/math.Log2(3))},
+		{Measure{NDCG, 4}, (2/math.Log2(3) + 1/math.Log2(5)) / ideal3},
+	}
+	for _, c := range cases {
+		if got := c.m.Eval(ranking, rel); math.Abs(got-c.want) > 1e-15 {
+			t.Errorf("%v = %v, want %v", c.m, got, c.want)
+		}
+	}
+	// No relevant document, or an empty ranking: every measure is 0.
+	for _, m := range []Measure{{RR, 0}, {Recall, 5}, {Hit, 5}, {NDCG, 10}} {
+		if got := m.Eval(ranking, Judgments{"a": 0}); got != 0 {
+			t.Errorf("%v without relevant documents = %v, want 0", m, got)
+		}
+		if got := m.Eval(nil, rel); got != 0 {
+			t.Errorf("%v of an empty ranking = %v, want 0", m, got)
+		}
+	}
+}
+
+func TestTrecOrder(t *testing.T) {
+	run := []ScoredDoc{{"d1", 0.5}, {"d10", 0.9}, {"d2", 0.5}, {"d10", 0.1}, {"d3", 0.7}, {"D9", 0.5}}
+	// Score descending; ties (0.5) by id descending byte-wise: d2 > d1 > D9; d10 once, at 0.9.
+	want := []string{"d10", "d3", "d2", "d1", "D9"}
+	if got := TrecOrder(run); !reflect.DeepEqual(got, want) {
+		t.Errorf("TrecOrder = %v, want %v", got, want)
+	}
+}
+
+func TestParseMeasure(t *testing.T) {
+	for in, want := range map[string]Measure{"MRR": {RR, 0}, "mrr@10": {RR, 10}, "Recall@5": {Recall, 5}, "R@1": {Recall, 1}, "hit@5": {Hit, 5}, "nDCG@10": {NDCG, 10}} {
+		got, err := ParseMeasure(in)
+		if err != nil || got != want {
+			t.Errorf("ParseMeasure(%q) = %v, %v; want %v", in, got, err, want)
+		}
+		if back, _ := ParseMeasure(got.String()); back != got {
+			t.Errorf("ParseMeasure(%q.String()) = %v", got, back)
+		}
+	}
+	for _, bad := range []string{"", "P@5", "Recall", "nDCG@0", "Hit@x"} {
+		if _, err := ParseMeasure(bad); err == nil {
+			t.Errorf("ParseMeasure(%q) accepted", bad)
+		}
+	}
+}
+
+// randomCase builds one random query: judgments (possibly none relevant) and a scored run with
+// ties, duplicates and sometimes no entries at all.
+func randomCase(rng *rand.Rand) (Judgments, []ScoredDoc) {
+	pool := 5 + rng.IntN(40)
+	doc := func() string { return fmt.Sprintf("doc%d", rng.IntN(pool)) }
+	rel := Judgments{}
+	for range rng.IntN(8) {
+		rel[doc()] = rng.IntN(4) // grades 0..3; 0 is judged non-relevant
+	}
+	var run []ScoredDoc
+	n := rng.IntN(30)
+	if rng.IntN(10) == 0 {
+		n = 0
+	}
+	for range n {
+		var s float64
+		if rng.IntN(2) == 0 {
+			s = float64(rng.IntN(5)) / 4 // coarse scores: many ties
+		} else {
+			s = rng.Float64()
+		}
+		run = append(run, ScoredDoc{ID: doc(), Score: s})
+	}
+	return rel, run
+}
+
+// TestIRMatchesPytrecEval compares every measure with pytrec_eval (trec_eval 9) to 1e-6 on
+// 4,000 random queries with tied scores, duplicate documents, empty runs and queries without a
+// relevant document.
+func TestIRMatchesPytrecEval(t *testing.T) {
+	python := testassets.Python(t)
+	rng := rand.New(rand.NewPCG(2024, 11))
+	const nq = 4000
+	qrels := map[string]Judgments{}
+	runs := map[string][]ScoredDoc{}
+	refRun := map[string]map[string]float64{}
+	noRelevant, emptyRuns := 0, 0
+	for i := range nq {
+		q := fmt.Sprintf("q%d", i)
+		rel, run := randomCase(rng)
+		if len(rel) == 0 {
+			rel["unjudged-placeholder"] = 0 // a qrels entry without any relevant document
+		}
+		if numRelevant(rel) == 0 {
+			noRelevant++
+		}
+		if len(run) == 0 {
+			emptyRuns++
+		}
+		qrels[q], runs[q] = rel, run
+		// pytrec_eval takes a dict: a duplicated document keeps its highest score.
+		best := map[string]float64{}
+		for _, d := range run {
+			if s, ok := best[d.ID]; !ok || d.Score > s {
+				best[d.ID] = d.Score
+			}
+		}
+		refRun[q] = best
+	}
+	if noRelevant < 50 || emptyRuns < 50 {
+		t.Fatalf("random cases too narrow: %d without relevant docs, %d empty runs", noRelevant, emptyRuns)
+	}
+	measures := []Measure{{RR, 0}}
+	for _, k := range []int{1, 3, 5, 10} {
+		measures = append(measures, Measure{Recall, k}, Measure{Hit, k}, Measure{NDCG, k})
+	}
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.json"), filepath.Join(dir, "out.json")
+	raw, err := json.Marshal(map[string]any{
+		"qrels": qrels, "run": refRun,
+		"measures": []string{"recip_rank", "recall.1,3,5,10", "success.1,3,5,10", "ndcg_cut.1,3,5,10"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(in, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if msg, err := exec.Command(python, filepath.Join("testdata", "trec_ref.py"), in, out).CombinedOutput(); err != nil {
+		t.Fatalf("trec_ref.py: %v\n%s", err, msg)
+	}
+	raw, err = os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref map[string]map[string]float64
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		t.Fatal(err)
+	}
+	sums := make([]float64, len(measures))
+	refSums := make([]float64, len(measures))
+	for i := range nq {
+		q := fmt.Sprintf("q%d", i)
+		ranking := TrecOrder(runs[q])
+		want, evaluated := ref[q]
+		for j, m := range measures {
+			got := m.Eval(ranking, qrels[q])
+			sums[j] += got
+			w := 0.0 // a query pytrec_eval skips (empty run) counts 0, as with trec_eval -c
+			if evaluated {
+				v, ok := want[m.TrecEvalName()]
+				if !ok {
+					t.Fatalf("pytrec_eval returned no %s", m.TrecEvalName())
+				}
+				w = v
+			} else if len(runs[q]) > 0 {
+				t.Fatalf("%s: pytrec_eval skipped a query with a non-empty run", q)
+			}
+			refSums[j] += w
+			if math.Abs(got-w) > 1e-6 {
+				t.Fatalf("%s %v = %v, pytrec_eval %s = %v (run %v, qrels %v)", q, m, got, m.TrecEvalName(), w, runs[q], qrels[q])
+			}
+		}
+	}
+	for j, m := range measures {
+		if math.Abs(sums[j]-refSums[j])/nq > 1e-6 {
+			t.Errorf("mean %v = %v, pytrec_eval %v", m, sums[j]/nq, refSums[j]/nq)
+		}
+	}
+	t.Logf("%d queries (%d without a relevant document, %d empty runs), %d measures each", nq, noRelevant, emptyRuns, len(measures))
+}
