@@ -1,0 +1,238 @@
+package retrieve
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"testing"
+
+	"github.com/rated-dev/rated/internal/testassets"
+	"github.com/rated-dev/rated/pkg/bench"
+	"github.com/rated-dev/rated/pkg/defaultbench"
+)
+
+// refInput is the input of testdata/lexical_ref.py.
+type refInput struct {
+	Model     string   `json:"model"`
+	Docs      []refDoc `json:"docs"`
+	Queries   []string `json:"queries"`
+	K1        float64  `json:"k1,omitempty"`
+	B         float64  `json:"b,omitempty"`
+	Epsilon   float64  `json:"epsilon,omitempty"`
+	Sublinear bool     `json:"sublinear"`
+}
+
+type refDoc struct {
+	Title string `json:"title"`
+	Text  string `json:"text"`
+}
+
+// refOutput is the output of testdata/lexical_ref.py.
+type refOutput struct {
+	DocTokens   [][]string  `json:"doc_tokens"`
+	QueryTokens [][]string  `json:"query_tokens"`
+	Scores      [][]float64 `json:"scores"`
+}
+
+// runLexicalRef runs the Python reference (rank-bm25 / scikit-learn) on docs and queries.
+func runLexicalRef(t *testing.T, in refInput) refOutput {
+	t.Helper()
+	python := testassets.Python(t)
+	dir := t.TempDir()
+	inPath, outPath := filepath.Join(dir, "in.json"), filepath.Join(dir, "out.json")
+	raw, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(inPath, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(python, filepath.Join("testdata", "lexical_ref.py"), inPath, outPath)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("lexical_ref.py: %v\n%s", err, msg)
+	}
+	raw, err = os.ReadFile(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out refOutput
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("lexical_ref.py output: %v", err)
+	}
+	return out
+}
+
+// toolBenchQueries reads the query texts of the ToolBench sample in shared/ (real user requests).
+func toolBenchQueries(t *testing.T) []string {
+	t.Helper()
+	path := testassets.Need(t, "ToolBench queries (shared/data)",
+		filepath.Join(testassets.Root(t), "..", "shared", "data", "toolbench", "queries.jsonl"))
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		var q struct {
+			Query string `json:"query"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
+			t.Fatalf("%s:%d: %v", path, line, err)
+		}
+		out = append(out, q.Query)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// refCorpus is one real corpus with real queries for the reference comparisons.
+type refCorpus struct {
+	name    string
+	docs    []bench.Doc
+	queries []string
+}
+
+// refCorpora returns (1) the tools of the embedded default benchmark searched with its own
+// queries and the 765 ToolBench queries, and (2) the ToolBench queries used as documents (a
+// larger vocabulary, with terms in more than half of the documents, so the IDF floor is hit)
+// searched with the default benchmark's queries and 200 ToolBench queries.
+func refCorpora(t *testing.T) []refCorpus {
+	t.Helper()
+	def, err := defaultbench.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := toolBenchQueries(t)
+	var defQueries []string
+	for _, q := range def.Queries {
+		defQueries = append(defQueries, q.Text)
+	}
+	var tbDocs []bench.Doc
+	for i, q := range tb {
+		tbDocs = append(tbDocs, bench.Doc{ID: fmt.Sprintf("tb%d", i), Text: q})
+	}
+	return []refCorpus{
+		{"default-tools", def.Corpus, append(append([]string{}, defQueries...), tb...)},
+		{"toolbench-as-docs", tbDocs, append(append([]string{}, defQueries...), tb[:200]...)},
+	}
+}
+
+func refDocs(docs []bench.Doc) []refDoc {
+	out := make([]refDoc, len(docs))
+	for i, d := range docs {
+		out[i] = refDoc{Title: d.Title, Text: d.Text}
+	}
+	return out
+}
+
+// scorer is what the reference comparison needs from a lexical retriever.
+type scorer interface {
+	Retriever
+	Scores(query string) []float64
+}
+
+// checkAgainstRef compares tokens, every score (to tol, relative above 1) and the top-10 of
+// Search with the reference scores.
+func checkAgainstRef(t *testing.T, c refCorpus, m scorer, ref refOutput, tol float64) {
+	t.Helper()
+	if len(ref.Scores) != len(c.queries) {
+		t.Fatalf("%s: reference returned %d score rows for %d queries", c.name, len(ref.Scores), len(c.queries))
+	}
+	for i, d := range c.docs {
+		if got := Tokenize(DocText(d)); !reflect.DeepEqual(got, ref.DocTokens[i]) && !(len(got) == 0 && len(ref.DocTokens[i]) == 0) {
+			t.Fatalf("%s: doc %s tokens %q, Python %q", c.name, d.ID, got, ref.DocTokens[i])
+		}
+	}
+	worst := 0.0
+	for qi, q := range c.queries {
+		if got := Tokenize(q); !reflect.DeepEqual(got, ref.QueryTokens[qi]) && !(len(got) == 0 && len(ref.QueryTokens[qi]) == 0) {
+			t.Fatalf("%s: query %d tokens %q, Python %q", c.name, qi, got, ref.QueryTokens[qi])
+		}
+		scores := m.Scores(q)
+		want := ref.Scores[qi]
+		for d := range want {
+			diff := math.Abs(scores[d]-want[d]) / math.Max(1, math.Abs(want[d]))
+			worst = math.Max(worst, diff)
+			if diff > tol {
+				t.Fatalf("%s: %s query %d doc %d: score %.17g, reference %.17g", c.name, m.Name(), qi, d, scores[d], want[d])
+			}
+		}
+		// Expected top 10 from the reference scores: positive scores, descending, ties by corpus order.
+		var order []int
+		for d, s := range want {
+			if s > 0 {
+				order = append(order, d)
+			}
+		}
+		sort.SliceStable(order, func(a, b int) bool { return want[order[a]] > want[order[b]] })
+		if len(order) > 10 {
+			order = order[:10]
+		}
+		got, err := m.Search(q, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(order) {
+			t.Fatalf("%s: %s query %d: Search returned %d candidates, reference has %d positive", c.name, m.Name(), qi, len(got), len(order))
+		}
+		for r := range got {
+			if got[r].Index != order[r] && math.Abs(want[got[r].Index]-want[order[r]]) > tol {
+				t.Fatalf("%s: %s query %d rank %d: doc %d (ref score %.17g), reference ranks doc %d (%.17g)",
+					c.name, m.Name(), qi, r, got[r].Index, want[got[r].Index], order[r], want[order[r]])
+			}
+			if got[r].ID != c.docs[got[r].Index].ID {
+				t.Fatalf("%s: candidate %+v has the wrong id", c.name, got[r])
+			}
+		}
+	}
+	t.Logf("%s: %s over %d docs x %d queries, largest relative difference %.3g", c.name, m.Name(), len(c.docs), len(c.queries), worst)
+}
+
+// TestBM25MatchesRankBM25 checks every BM25 score against rank-bm25's BM25Okapi to 1e-9 on real
+// tool descriptions and real ToolBench queries, with the defaults and with other k1/b/epsilon.
+func TestBM25MatchesRankBM25(t *testing.T) {
+	corpora := refCorpora(t)
+	// The IDF floor must really be exercised: "the" occurs in more than half of the ToolBench
+	// queries, so its raw idf is negative and BM25 uses the floor.
+	tb := corpora[1]
+	df := 0
+	for _, d := range tb.docs {
+		for _, tok := range Tokenize(DocText(d)) {
+			if tok == "the" {
+				df++
+				break
+			}
+		}
+	}
+	if n := float64(len(tb.docs)); math.Log(n-float64(df)+0.5)-math.Log(float64(df)+0.5) >= 0 {
+		t.Fatalf("corpus %s: \"the\" is in %d of %d documents; the IDF floor is not exercised", tb.name, df, len(tb.docs))
+	}
+	for _, p := range []BM25Params{DefaultBM25Params(), {K1: 0.9, B: 0.4, Epsilon: 0.1}, {K1: 2.0, B: 1.0, Epsilon: 0.5}} {
+		for _, c := range corpora {
+			ref := runLexicalRef(t, refInput{Model: "bm25", Docs: refDocs(c.docs), Queries: c.queries, K1: p.K1, B: p.B, Epsilon: p.Epsilon})
+			checkAgainstRef(t, c, NewBM25(c.docs, p), ref, 1e-9)
+		}
+	}
+}
+
+// TestTFIDFMatchesScikitLearn checks every TF-IDF cosine against scikit-learn's TfidfVectorizer
+// with the same settings.
+func TestTFIDFMatchesScikitLearn(t *testing.T) {
+	for _, sub := range []bool{false, true} {
+		for _, c := range refCorpora(t) {
+			ref := runLexicalRef(t, refInput{Model: "tfidf", Docs: refDocs(c.docs), Queries: c.queries, Sublinear: sub})
+			checkAgainstRef(t, c, NewTFIDF(c.docs, TFIDFParams{Sublinear: sub}), ref, 1e-9)
+		}
+	}
+}
