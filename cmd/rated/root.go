@@ -16,5 +16,6 @@ func newRootCmd() *cobra.Command {
 	// Register eval subcommands here (one line each).
 	root.AddCommand(evalCmd)
 	// Register top-level subcommands here (one line each).
+	root.AddCommand(newModelCmd())
 	return root
 }

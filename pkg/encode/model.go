@@ -314,3 +314,39 @@ func sanitize(name string) string {
 	}
 	return string(b)
 }
+
+// TowerInfo describes one tower of an opened model.
+type TowerInfo struct {
+	// Tower is TowerQuery or TowerDoc.
+	Tower string
+	// ModelFile and TokenizerFile are the paths of the tower's files.
+	ModelFile, TokenizerFile string
+	// ModelSHA256 is the sha256 of the ONNX file.
+	ModelSHA256 string
+	// Inputs are the ONNX inputs fed, Output the output pooled.
+	Inputs []string
+	Output string
+	// TokenStates is true when the output is per token (pooled by cls or mean).
+	TokenStates bool
+	// Dim is the embedding size.
+	Dim int
+	// Prefix is prepended to the tower's texts.
+	Prefix string
+}
+
+// Towers describes the opened towers, query first.
+func (m *Model) Towers() []TowerInfo {
+	var out []TowerInfo
+	for _, name := range []string{TowerQuery, TowerDoc} {
+		t := m.towers[name]
+		if t == nil {
+			continue
+		}
+		out = append(out, TowerInfo{
+			Tower: name, ModelFile: t.sess.path, TokenizerFile: filepath.Join(m.dir, m.cfg.TowerTokenizer(name)),
+			ModelSHA256: t.sess.sha256, Inputs: slices.Clone(t.sess.inputs), Output: t.sess.output,
+			TokenStates: t.sess.outputRank == 3, Dim: t.sess.dim, Prefix: t.prefix,
+		})
+	}
+	return out
+}
