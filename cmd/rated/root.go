@@ -14,8 +14,11 @@ func newRootCmd() *cobra.Command {
 	}
 	evalCmd := &cobra.Command{Use: "eval", Short: "Run the paper's evaluations (Tables 1-3)"}
 	// Register eval subcommands here (one line each).
+	evalCmd.AddCommand(newEvalDynamicCmd())
 	root.AddCommand(evalCmd)
 	// Register top-level subcommands here (one line each).
+	root.AddCommand(newBuildBenchCmd())
+	root.AddCommand(newLLMCmd())
 	root.AddCommand(newModelCmd())
 	return root
 }

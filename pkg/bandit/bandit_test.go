@@ -86,7 +86,7 @@ var banditOnly = FusionWeights{Bandit: 1}
 
 func TestLinUCBByHand(t *testing.T) {
 	// d = 3, x = e1, λ = 1, γ = 0.5, α = 0.1, prior 0.6, intercept init.
-	p := NewDiscountedLinUCB("r", LinUCBConfig{Alpha: 0.1, Gamma: 0.5, Ridge: 1, Weights: banditOnly}, 1, 3)
+	p := NewDiscountedLinUCB("r", LinUCBConfig{Alpha: 0.1, Gamma: 0.5, Ridge: 1, Weights: banditOnly, ContextScale: 1}, 1, 3)
 	s := &Step{Context: []float64{1, 0, 0}, Candidates: []Candidate{{Tool: 0, Prior: 0.6}}}
 	out := make([]float64, 1)
 	p.Scores(s, out)
@@ -121,7 +121,7 @@ func TestLinUCBAgainstDenseReference(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, gamma := range []float64{1, 0.95, 0.5} {
-			p := NewDiscountedLinUCB("r", LinUCBConfig{Alpha: 0.3, Gamma: gamma, Ridge: 0.7, Weights: banditOnly}, 1, 3)
+			p := NewDiscountedLinUCB("r", LinUCBConfig{Alpha: 0.3, Gamma: gamma, Ridge: 0.7, Weights: banditOnly, ContextScale: 1}, 1, 3)
 			ref := newDense(4, 0.7, gamma, 0.3, 0.4, c.diagonal)
 			out := make([]float64, 1)
 			for step := 0; step < 40; step++ {
@@ -147,7 +147,7 @@ func TestLinUCBAgainstDenseReference(t *testing.T) {
 
 func TestRidgeFloorKeepsAWellConditioned(t *testing.T) {
 	// Without the floor, γⁿλ → 0 for directions not seen again and A⁻¹ explodes.
-	p := NewDiscountedLinUCB("r", LinUCBConfig{Alpha: 1, Gamma: 0.5, Ridge: 1, Weights: banditOnly}, 1, 2)
+	p := NewDiscountedLinUCB("r", LinUCBConfig{Alpha: 1, Gamma: 0.5, Ridge: 1, Weights: banditOnly, ContextScale: 1}, 1, 2)
 	s := &Step{Context: []float64{1, 0}, Candidates: []Candidate{{Tool: 0, Prior: 0.5}}}
 	for i := 0; i < 200; i++ {
 		p.Observe(s, 0, true)
@@ -161,7 +161,7 @@ func TestRidgeFloorKeepsAWellConditioned(t *testing.T) {
 }
 
 func TestRATEDSwitchesAwayFromFailedTool(t *testing.T) {
-	p := NewDiscountedLinUCB("r", LinUCBConfig{Alpha: 0.1, Gamma: 0.95, Ridge: 1, Weights: paperWeights}, 2, 2)
+	p := NewDiscountedLinUCB("r", LinUCBConfig{Alpha: 0.1, Gamma: 0.95, Ridge: 1, Weights: paperWeights, ContextScale: 1}, 2, 2)
 	s := &Step{Context: []float64{1, 0}, Candidates: []Candidate{{Tool: 0, Sem: 0.80, Prior: 0.7}, {Tool: 1, Sem: 0.78, Prior: 0.7}}}
 	if got := p.Choose(s)[0]; got != 0 {
 		t.Fatalf("first choice %d, want the semantic top-1", got)
@@ -302,7 +302,7 @@ func BenchmarkRATEDDecision(b *testing.B) {
 	for _, d := range []int{384, 768} {
 		b.Run("d="+itoa(d), func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(3, 4))
-			p := NewDiscountedLinUCB("r", LinUCBConfig{Alpha: 0.1, Gamma: 0.95, Ridge: 1, Weights: paperWeights}, 1000, d)
+			p := NewDiscountedLinUCB("r", LinUCBConfig{Alpha: 0.1, Gamma: 0.95, Ridge: 1, Weights: paperWeights, ContextScale: 1}, 1000, d)
 			x := make([]float64, d)
 			for i := range x {
 				x[i] = rng.NormFloat64()

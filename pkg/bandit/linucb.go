@@ -16,6 +16,8 @@ type LinUCBConfig struct {
 	Ridge float64
 	// Weights fuse S_sem, S_bandit and r_static.
 	Weights FusionWeights
+	// ContextScale β multiplies the query vector inside x̃ = [β·x; 1]; see DiscountedLinUCB.
+	ContextScale float64
 	// PriorInit says where the cold-start prior goes: "intercept" (default) or "uniform" (the
 	// paper's literal b₀ = r·x₀·𝟙, x₀ = 1/√d, on every context coordinate).
 	PriorInit string
@@ -80,15 +82,17 @@ func (p *DiscountedLinUCB) Name() string { return p.label }
 
 func (p *DiscountedLinUCB) loadContext(x []float64) {
 	xt, x2 := p.xt[:len(x)+1], p.x2[:len(x)+1]
-	copy(xt, x)
-	xt[len(x)] = 1
+	beta := p.cfg.ContextScale
 	sumX, sumX2 := 0.0, 1.0
 	for i, v := range x {
 		sumX += v
+		v *= beta
+		xt[i] = v
 		sq := v * v
 		x2[i] = sq
 		sumX2 += sq
 	}
+	xt[len(x)] = 1
 	x2[len(x)] = 1
 	p.sumX, p.sumX2 = sumX, sumX2
 }

@@ -18,6 +18,8 @@ type Spec struct {
 	Gamma     float64 `yaml:"gamma,omitempty" json:"gamma,omitempty"`
 	Ridge     float64 `yaml:"ridge,omitempty" json:"ridge,omitempty"`
 	PriorInit string  `yaml:"prior_init,omitempty" json:"prior_init,omitempty"`
+	// ContextScale is β in x̃ = [β·x; 1] for rated/linucb (0 = 1).
+	ContextScale float64 `yaml:"context_scale,omitempty" json:"context_scale,omitempty"`
 	K         int     `yaml:"k,omitempty" json:"k,omitempty"`
 	Window    int     `yaml:"window,omitempty" json:"window,omitempty"`
 	// Breaker settings (circuit_breaker).
@@ -140,7 +142,7 @@ func New(spec Spec, env Env) (Policy, error) {
 		if spec.Kind == "linucb" {
 			gamma = 1
 		}
-		cfg := LinUCBConfig{Alpha: or(spec.Alpha, 0.1), Gamma: gamma, Ridge: or(spec.Ridge, 1), Weights: w, PriorInit: spec.PriorInit}
+		cfg := LinUCBConfig{Alpha: or(spec.Alpha, 0.1), Gamma: gamma, Ridge: or(spec.Ridge, 1), Weights: w, PriorInit: spec.PriorInit, ContextScale: or(spec.ContextScale, 1)}
 		return NewDiscountedLinUCB(spec.Name, cfg, env.NumTools, env.Dim), nil
 	case "global_mab":
 		return NewGlobalUCB(spec.Name, or(spec.Alpha, 0.1), w, env.NumTools), nil

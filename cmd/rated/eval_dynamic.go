@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"github.com/rated-dev/rated/pkg/bench"
+	"github.com/rated-dev/rated/pkg/defaultbench"
+	"github.com/rated-dev/rated/pkg/evaldynamic"
+)
+
+func newEvalDynamicCmd() *cobra.Command {
+	v := viper.New()
+	var configFiles []string
+	var benchDir, outDir string
+	var workers int
+	cmd := &cobra.Command{
+		Use:   "dynamic",
+		Short: "Table 2: failure injection, every selection policy (Post-Fail SR, FSR, adaptation steps)",
+		Long: `Runs the paper's dynamic experiment: a frozen retriever proposes the top-K tools, each policy
+picks, the picked tool executes or fails, and only its outcome is observed. Every policy runs
+under every scenario for every seed; results go to OUT/table2.{md,csv,json,tex}, OUT/config.yaml,
+OUT/runs.jsonl and OUT/sr-<scenario>.png.
+
+Configuration: the embedded configs/paper.yaml, then each --config file merged on top, then
+RATED_* environment variables (e.g. RATED_DYNAMIC_STEPS), then flags.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := evaldynamic.LoadConfig(v, configFiles)
+			if err != nil {
+				return err
+			}
+			b, name, err := loadBench(benchDir)
+			if err != nil {
+				return err
+			}
+			for _, w := range b.Warnings {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %s\n", name, w)
+			}
+			res, err := evaldynamic.LexicalResources(b, name, cfg)
+			if err != nil {
+				return err
+			}
+			start := time.Now()
+			out, err := evaldynamic.Run(cmd.Context(), cfg, res, evaldynamic.Options{
+				OutDir: outDir, Workers: workers, Now: time.Now,
+				Progress: newProgress(cmd.ErrOrStderr(), "eval dynamic"),
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), out.Table.Markdown())
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s/table2.{md,csv,json,tex}, config.yaml, runs.jsonl and plots in %.1fs\n", outDir, time.Since(start).Seconds())
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&configFiles, "config", nil, "YAML file merged over the embedded configs/paper.yaml (repeatable)")
+	f.StringVar(&benchDir, "bench", "", "benchmark directory in the BEIR layout (default: the embedded default benchmark)")
+	f.StringVar(&outDir, "out", "runs/dynamic", "output directory")
+	f.IntVar(&workers, "workers", 0, "parallel runs (default: GOMAXPROCS)")
+	f.Int("steps", 0, "override dynamic.steps")
+	f.UintSlice("seeds", nil, "override dynamic.seeds")
+	f.Int("k", 0, "override retrieval.k")
+	f.String("split", "", "override dynamic.split")
+	bindIfSet(v, cmd, map[string]string{"steps": "dynamic.steps", "seeds": "dynamic.seeds", "k": "retrieval.k", "split": "dynamic.split"})
+	return cmd
+}
+
+// bindIfSet binds flags to config keys so that a flag overrides the files only when given.
+func bindIfSet(v *viper.Viper, cmd *cobra.Command, keys map[string]string) {
+	for flag, key := range keys {
+		v.BindPFlag(key, cmd.Flags().Lookup(flag))
+	}
+}
+
+// loadBench reads a BEIR benchmark directory, or the embedded default when dir is empty.
+func loadBench(dir string) (*bench.Bench, string, error) {
+	if dir == "" {
+		b, err := defaultbench.Load()
+		return b, "embedded default", err
+	}
+	b, err := bench.ReadDir(dir)
+	return b, dir, err
+}

@@ -1,0 +1,164 @@
+// Package evaldynamic is the job behind `rated eval dynamic`: it resolves the configuration,
+// prepares the benchmark (retrieval, priors, contexts), runs every policy under every failure
+// scenario for every seed, and writes Table 2 with plots.
+package evaldynamic
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/viper"
+
+	"github.com/rated-dev/rated/configs"
+	"github.com/rated-dev/rated/pkg/bandit"
+	"github.com/rated-dev/rated/pkg/catalog"
+	"github.com/rated-dev/rated/pkg/metrics"
+	"github.com/rated-dev/rated/pkg/sim"
+)
+
+// Config is the resolved configuration of a dynamic evaluation.
+type Config struct {
+	Retrieval RetrievalConfig      `yaml:"retrieval" json:"retrieval"`
+	Fusion    bandit.FusionWeights `yaml:"fusion" json:"fusion"`
+	Prior     catalog.PriorConfig  `yaml:"prior" json:"prior"`
+	Dynamic   DynamicConfig        `yaml:"dynamic" json:"dynamic"`
+	Scenarios []sim.Scenario       `yaml:"scenarios" json:"scenarios"`
+	Policies  []bandit.Spec        `yaml:"policies" json:"policies"`
+}
+
+// RetrievalConfig configures the first stage.
+type RetrievalConfig struct {
+	K            int     `yaml:"k" json:"k"`
+	Retriever    string  `yaml:"retriever" json:"retriever"`
+	Encoder      string  `yaml:"encoder" json:"encoder"`
+	ContextDim   int     `yaml:"context_dim" json:"context_dim"`
+	SemanticNorm string  `yaml:"semantic_norm" json:"semantic_norm"`
+	Tau          float64 `yaml:"tau" json:"tau"`
+}
+
+// DynamicConfig configures the step loop and the measures.
+type DynamicConfig struct {
+	Steps       int      `yaml:"steps" json:"steps"`
+	Warmup      int      `yaml:"warmup" json:"warmup"`
+	SummaryFrom int      `yaml:"summary_from" json:"summary_from"`
+	SummaryTo   int      `yaml:"summary_to" json:"summary_to"`
+	ASWindow    int      `yaml:"as_window" json:"as_window"`
+	Seeds       []uint64 `yaml:"seeds" json:"seeds"`
+	Split       string   `yaml:"split" json:"split"`
+	CurveStride int      `yaml:"curve_stride" json:"curve_stride"`
+}
+
+// LoadConfig resolves the configuration: the embedded configs/paper.yaml, then each file in
+// files merged on top (maps merge, lists replace), then RATED_* environment variables
+// (RATED_DYNAMIC_STEPS=2000) and the flags bound to v. Unknown keys are errors, so a typo is
+// not silently ignored.
+func LoadConfig(v *viper.Viper, files []string) (*Config, error) {
+	base, err := configs.Files.ReadFile("paper.yaml")
+	if err != nil {
+		return nil, err
+	}
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(bytes.NewReader(base)); err != nil {
+		return nil, fmt.Errorf("embedded configs/paper.yaml: %w", err)
+	}
+	for _, f := range files {
+		v.SetConfigFile(f)
+		if err := v.MergeInConfig(); err != nil {
+			return nil, fmt.Errorf("config %s: %w", f, err)
+		}
+	}
+	v.SetEnvPrefix("RATED")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	var cfg Config
+	err = v.Unmarshal(&cfg, func(dc *mapstructure.DecoderConfig) {
+		dc.TagName = "yaml"
+		dc.ErrorUnused = true
+		dc.WeaklyTypedInput = true
+		dc.DecodeHook = mapstructure.ComposeDecodeHookFunc(mapstructure.StringToSliceHookFunc(","))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
+// Validate refuses a configuration that cannot run, naming the key, before any work starts.
+func (c *Config) Validate() error {
+	r, d := c.Retrieval, c.Dynamic
+	switch {
+	case r.K <= 0:
+		return fmt.Errorf("retrieval.k = %d: must be > 0", r.K)
+	case r.Retriever != "auto" && r.Retriever != "bm25" && r.Retriever != "dense":
+		return fmt.Errorf("retrieval.retriever = %q: must be auto, bm25 or dense", r.Retriever)
+	case r.ContextDim <= 0:
+		return fmt.Errorf("retrieval.context_dim = %d: must be > 0", r.ContextDim)
+	case r.SemanticNorm != "auto" && r.SemanticNorm != "none" && r.SemanticNorm != "max":
+		return fmt.Errorf("retrieval.semantic_norm = %q: must be auto, none or max", r.SemanticNorm)
+	case d.Steps <= 0:
+		return fmt.Errorf("dynamic.steps = %d: must be > 0", d.Steps)
+	case d.SummaryFrom < 0 || d.SummaryTo > d.Steps || d.SummaryFrom >= d.SummaryTo:
+		return fmt.Errorf("dynamic.summary_from/summary_to = [%d, %d): must lie inside [0, dynamic.steps=%d)", d.SummaryFrom, d.SummaryTo, d.Steps)
+	case d.ASWindow <= 0:
+		return fmt.Errorf("dynamic.as_window = %d: must be > 0", d.ASWindow)
+	case len(d.Seeds) == 0:
+		return fmt.Errorf("dynamic.seeds: at least one seed is needed")
+	case d.Split == "":
+		return fmt.Errorf("dynamic.split: name the qrels split to evaluate on")
+	case d.CurveStride <= 0:
+		return fmt.Errorf("dynamic.curve_stride = %d: must be > 0", d.CurveStride)
+	}
+	if err := c.Fusion.Validate("fusion"); err != nil {
+		return err
+	}
+	if err := c.Prior.Validate(); err != nil {
+		return err
+	}
+	if len(c.Scenarios) == 0 {
+		return fmt.Errorf("scenarios: at least one scenario is needed")
+	}
+	names := map[string]bool{}
+	for i, s := range c.Scenarios {
+		key := fmt.Sprintf("scenarios[%d]", i)
+		if err := s.Validate(key, d.Steps); err != nil {
+			return err
+		}
+		if names[s.Name] {
+			return fmt.Errorf("%s.name: duplicate scenario %q", key, s.Name)
+		}
+		names[s.Name] = true
+		onset := s.Onset()
+		if onset < d.ASWindow || onset+d.ASWindow > d.Steps {
+			return fmt.Errorf("%s: onset %d leaves no full dynamic.as_window (%d) before and after it in %d steps", key, onset, d.ASWindow, d.Steps)
+		}
+		if math.IsNaN(s.FailureRate) || s.FailureRate < 0 || s.FailureRate >= 1 {
+			return fmt.Errorf("%s.failure_rate = %v: ρ must be in [0, 1)", key, s.FailureRate)
+		}
+	}
+	if len(c.Policies) == 0 {
+		return fmt.Errorf("policies: at least one policy is needed")
+	}
+	names = map[string]bool{}
+	for i, p := range c.Policies {
+		key := fmt.Sprintf("policies[%d]", i)
+		if err := p.Validate(key); err != nil {
+			return err
+		}
+		if names[p.Name] {
+			return fmt.Errorf("%s.name: duplicate policy %q", key, p.Name)
+		}
+		names[p.Name] = true
+	}
+	return nil
+}
+
+// Summary returns the Post-Fail summary window.
+func (c *Config) Summary() metrics.Window {
+	return metrics.Window{From: c.Dynamic.SummaryFrom, To: c.Dynamic.SummaryTo}
+}

@@ -1,0 +1,195 @@
+package evaldynamic
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/rated-dev/rated/internal/atomicfile"
+	"github.com/rated-dev/rated/pkg/report"
+	"github.com/rated-dev/rated/pkg/sim"
+)
+
+// Options control a run beyond the configuration.
+type Options struct {
+	OutDir  string
+	Workers int
+	// Now stamps the outputs; pass time.Now in production and a fixed clock in tests.
+	Now func() time.Time
+	// Progress is called once per finished (scenario, policy, seed) run with the total.
+	Progress func(done, total int)
+}
+
+// Result is what a run produced.
+type Result struct {
+	Rows  []sim.Row
+	World WorldInfo
+	Table *report.Table
+}
+
+// table2JSON is the layout of table2.json.
+type table2JSON struct {
+	Rows        []sim.Row `json:"rows"`
+	Config      *Config   `json:"config"`
+	World       WorldInfo `json:"world"`
+	GeneratedAt string    `json:"generated_at"`
+	GoVersion   string    `json:"go_version"`
+	Notes       []string  `json:"notes"`
+}
+
+// Run prepares the world, runs the grid and writes table2.{md,csv,json,tex}, config.yaml,
+// runs.jsonl and one rolling-SR plot per scenario into opts.OutDir.
+func Run(ctx context.Context, cfg *Config, res Resources, opts Options) (*Result, error) {
+	w, info, err := BuildWorld(res, cfg)
+	if err != nil {
+		return nil, err
+	}
+	grid := sim.GridSpec{
+		Scenarios: cfg.Scenarios, Policies: cfg.Policies, Seeds: cfg.Dynamic.Seeds,
+		Steps: cfg.Dynamic.Steps, K: cfg.Retrieval.K, Weights: cfg.Fusion,
+		Summary: cfg.Summary(), ASWindow: cfg.Dynamic.ASWindow, CurveStride: cfg.Dynamic.CurveStride,
+	}
+	total := len(grid.Scenarios) * len(grid.Policies) * len(grid.Seeds)
+	done := 0
+	progress := func() {
+		done++ // called under RunGrid's lock
+		if opts.Progress != nil {
+			opts.Progress(done, total)
+		}
+	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	results, err := sim.RunGrid(ctx, w, grid, workers, progress)
+	if err != nil {
+		return nil, err
+	}
+	rows := sim.Summarize(grid, results)
+	table := Table2(cfg, rows, info)
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	out := table2JSON{Rows: rows, Config: cfg, World: info, GeneratedAt: now().UTC().Format(time.RFC3339),
+		GoVersion: runtime.Version(), Notes: table.Notes}
+	if err := report.WriteFiles(opts.OutDir, "table2", table, out); err != nil {
+		return nil, err
+	}
+	cfgYAML, err := yaml.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := atomicfile.WriteBytes(filepath.Join(opts.OutDir, "config.yaml"), cfgYAML); err != nil {
+		return nil, err
+	}
+	if err := writeRuns(filepath.Join(opts.OutDir, "runs.jsonl"), results); err != nil {
+		return nil, err
+	}
+	if err := writePlots(opts.OutDir, cfg, rows); err != nil {
+		return nil, err
+	}
+	return &Result{Rows: rows, World: info, Table: table}, nil
+}
+
+// Table2 lays the rows out like the paper's Table 2: one row per method, SR / FSR / AS per
+// scenario, each as mean ± 95% CI over seeds.
+func Table2(cfg *Config, rows []sim.Row, info WorldInfo) *report.Table {
+	t := &report.Table{Title: fmt.Sprintf("Table 2 — dynamic failure injection (%s, %d tools, %d %s queries, %s, context %s)",
+		info.Bench, info.Tools, info.Queries, info.Split, info.Retriever, info.Context)}
+	t.Columns = []string{"Method"}
+	for _, sc := range cfg.Scenarios {
+		t.Columns = append(t.Columns, sc.Name+" SR", sc.Name+" FSR", sc.Name+" AS", sc.Name+" pre-fail SR")
+	}
+	t.Columns = append(t.Columns, "attempts/step")
+	byKey := map[string]sim.Row{}
+	for _, r := range rows {
+		byKey[r.Scenario+"\x00"+r.Method] = r
+	}
+	for _, p := range cfg.Policies {
+		line := []string{p.Name}
+		attempts := 0.0
+		for _, sc := range cfg.Scenarios {
+			r := byKey[sc.Name+"\x00"+p.Name]
+			line = append(line, report.PercentCI(r.PostFailSR.Mean, r.PostFailSR.CI95), report.PercentCI(r.FSR.Mean, r.FSR.CI95),
+				formatAS(r), report.Percent(r.PreFailSR.Mean))
+			attempts += r.AttemptsPerStep.Mean / float64(len(cfg.Scenarios))
+		}
+		line = append(line, fmt.Sprintf("%.2f", attempts))
+		t.Rows = append(t.Rows, line)
+	}
+	d := cfg.Dynamic
+	t.Notes = []string{
+		fmt.Sprintf("SR = Post-Fail success rate (selected tool relevant and executed) and FSR = share of executions that hit an unavailable tool, both over steps %d–%d (1-based); mean ± 95%% CI over %d seeds.", d.SummaryFrom+1, d.SummaryTo, len(d.Seeds)),
+		fmt.Sprintf("AS = steps after the first fully post-onset window (%d steps wide) until the rolling SR reaches θ × the pre-failure peak; \"Failed\" when a run never does before step %d; \"(n failed)\" counts such runs.", d.ASWindow, d.Steps),
+		fmt.Sprintf("Failure onset at step %d; the failed tools are the next ρ·N after skipping the 10%% most frequent in the stream. Top-K = %d; hit@%d of the retriever on these queries = %.1f%% (the ceiling for SR).", cfg.Scenarios[0].Onset(), cfg.Retrieval.K, cfg.Retrieval.K, 100*info.RecallAtK),
+		fmt.Sprintf("Static prior: consistency by %s; mean r_static %.3f; %d tools have r_static ≥ 0.8.", info.PriorMethod, info.MeanPrior, info.HighPrior),
+	}
+	return t
+}
+
+func formatAS(r sim.Row) string {
+	switch {
+	case r.AS.FailedRuns == r.Seeds:
+		return "Failed"
+	case r.AS.FailedRuns > 0:
+		return fmt.Sprintf("%.0f (%d failed)", r.AS.Mean, r.AS.FailedRuns)
+	default:
+		return fmt.Sprintf("%.0f ± %.0f", r.AS.Mean, r.AS.CI95)
+	}
+}
+
+func writeRuns(path string, results []sim.RunResult) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		for _, r := range results {
+			line := struct {
+				Scenario        string  `json:"scenario"`
+				Policy          string  `json:"policy"`
+				Seed            uint64  `json:"seed"`
+				PostFailSR      float64 `json:"post_fail_sr"`
+				FSR             float64 `json:"fsr"`
+				PreFailSR       float64 `json:"pre_fail_sr"`
+				AttemptsPerStep float64 `json:"attempts_per_step"`
+				AS              any     `json:"as"`
+			}{r.Scenario, r.Policy, r.Seed, r.PostFailSR, r.FSR, r.PreFailSR, r.AttemptsPerStep, r.AS}
+			if err := enc.Encode(line); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func writePlots(dir string, cfg *Config, rows []sim.Row) error {
+	for _, sc := range cfg.Scenarios {
+		p := &report.LinePlot{
+			Title:  fmt.Sprintf("Rolling SR (window %d) — %s", cfg.Dynamic.ASWindow, sc.Name),
+			XLabel: "step", YLabel: "success rate", YMin: 0, YMax: 1,
+			MarkerX: float64(sc.Onset()), MarkerLabel: "failure onset",
+		}
+		for _, r := range rows {
+			if r.Scenario != sc.Name {
+				continue
+			}
+			s := report.Series{Label: r.Method}
+			for i, y := range r.Curve {
+				s.X = append(s.X, float64(i*cfg.Dynamic.CurveStride))
+				s.Y = append(s.Y, y)
+			}
+			p.Series = append(p.Series, s)
+		}
+		name := "sr-" + strings.NewReplacer("/", "-", " ", "-").Replace(sc.Name) + ".png"
+		if err := p.Write(filepath.Join(dir, name), 900, 520); err != nil {
+			return err
+		}
+	}
+	return nil
+}

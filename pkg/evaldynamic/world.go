@@ -1,0 +1,171 @@
+package evaldynamic
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/rated-dev/rated/pkg/bandit"
+	"github.com/rated-dev/rated/pkg/bench"
+	"github.com/rated-dev/rated/pkg/catalog"
+	"github.com/rated-dev/rated/pkg/retrieve"
+	"github.com/rated-dev/rated/pkg/sim"
+)
+
+// Resources are the parts a dynamic evaluation runs on; the caller chooses them (BM25 and hashed
+// contexts, or a dense encoder for both).
+type Resources struct {
+	Bench      *bench.Bench
+	BenchName  string
+	Retriever  retrieve.Retriever
+	Vectorizer retrieve.QueryVectorizer
+	// Dense says the retriever's scores are cosines (no normalisation needed under "auto").
+	Dense bool
+	// Similarity scores name–description consistency for the prior (nil: lexical fallback).
+	Similarity catalog.Similarity
+}
+
+// WorldInfo describes the prepared world for the outputs.
+type WorldInfo struct {
+	Bench       string  `json:"bench"`
+	Tools       int     `json:"tools"`
+	Queries     int     `json:"queries"`
+	Split       string  `json:"split"`
+	Retriever   string  `json:"retriever"`
+	Context     string  `json:"context"`
+	ContextDim  int     `json:"context_dim"`
+	PriorMethod string  `json:"prior_consistency_method"`
+	MeanPrior   float64 `json:"mean_prior"`
+	HighPrior   int     `json:"tools_prior_at_least_0_8"`
+	Depth       int     `json:"ranking_depth"`
+	// RecallAtK is the share of queries with a relevant tool in the top K: the ceiling on SR.
+	RecallAtK float64 `json:"hit_at_k"`
+}
+
+// BuildWorld retrieves the ranking and the context of every evaluation query once, and computes
+// the static prior of every tool from its catalog fields.
+func BuildWorld(res Resources, cfg *Config) (*sim.World, WorldInfo, error) {
+	b := res.Bench
+	info := WorldInfo{Bench: res.BenchName, Tools: len(b.Corpus), Split: cfg.Dynamic.Split,
+		Retriever: res.Retriever.Name(), Context: res.Vectorizer.Name(), ContextDim: res.Vectorizer.Dim()}
+	toolIndex := make(map[string]int, len(b.Corpus))
+	for i, d := range b.Corpus {
+		toolIndex[d.ID] = i
+	}
+	priors, method, err := toolPriors(b, cfg.Prior, res.Similarity)
+	if err != nil {
+		return nil, info, err
+	}
+	info.PriorMethod = method
+	for _, p := range priors {
+		info.MeanPrior += p / float64(len(priors))
+		if p >= 0.8 {
+			info.HighPrior++
+		}
+	}
+	queries := b.SplitQueries(cfg.Dynamic.Split)
+	if len(queries) == 0 {
+		return nil, info, fmt.Errorf("benchmark %s: split %q has no queries with qrels (splits: %v)", res.BenchName, cfg.Dynamic.Split, splitNames(b))
+	}
+	// Rank deeper than K when tools can be hidden (cold start), so K existing ones remain.
+	depth := cfg.Retrieval.K
+	for _, sc := range cfg.Scenarios {
+		for _, e := range sc.Events {
+			if e.Kind == sim.EventNewTools {
+				depth = max(depth, cfg.Retrieval.K+int(float64(len(b.Corpus))*e.Select.Fraction)+1)
+			}
+		}
+	}
+	depth = min(depth, len(b.Corpus))
+	info.Depth = depth
+	norm := cfg.Retrieval.SemanticNorm
+	if norm == "auto" {
+		norm = "max"
+		if res.Dense {
+			norm = "none"
+		}
+	}
+	w := &sim.World{NumTools: len(b.Corpus), Dim: res.Vectorizer.Dim()}
+	hits := 0
+	for _, q := range queries {
+		cands, err := res.Retriever.Search(q.Text, depth)
+		if err != nil {
+			return nil, info, fmt.Errorf("retrieve query %s: %w", q.ID, err)
+		}
+		ctx, err := res.Vectorizer.QueryVector(q.Text)
+		if err != nil {
+			return nil, info, fmt.Errorf("context of query %s: %w", q.ID, err)
+		}
+		sq := sim.Query{ID: q.ID, Context: ctx}
+		for _, id := range b.Relevant(cfg.Dynamic.Split, q.ID) {
+			sq.Relevant = append(sq.Relevant, toolIndex[id])
+		}
+		top := 1.0
+		if norm == "max" && len(cands) > 0 && cands[0].Score > 0 {
+			top = cands[0].Score
+		}
+		for _, c := range cands {
+			tool, ok := toolIndex[c.ID]
+			if !ok {
+				return nil, info, fmt.Errorf("retriever %s returned unknown tool %q", res.Retriever.Name(), c.ID)
+			}
+			sq.Ranked = append(sq.Ranked, bandit.Candidate{Tool: tool, Sem: c.Score / top, Prior: priors[tool]})
+		}
+		for _, c := range sq.Ranked[:min(cfg.Retrieval.K, len(sq.Ranked))] {
+			if containsInt(sq.Relevant, c.Tool) {
+				hits++
+				break
+			}
+		}
+		w.Queries = append(w.Queries, sq)
+	}
+	info.Queries = len(w.Queries)
+	info.RecallAtK = float64(hits) / float64(len(w.Queries))
+	return w, info, nil
+}
+
+// toolPriors returns r_static per corpus document: from the catalog when the benchmark has one
+// (computing it when the records carry none), else from the corpus fields alone.
+func toolPriors(b *bench.Bench, cfg catalog.PriorConfig, sim catalog.Similarity) ([]float64, string, error) {
+	if len(b.Corpus) == 0 {
+		return nil, "", fmt.Errorf("benchmark has an empty corpus")
+	}
+	byID := map[string]catalog.Tool{}
+	for _, t := range b.Tools {
+		byID[t.ID] = t
+	}
+	tools := make([]catalog.Tool, len(b.Corpus))
+	for i, d := range b.Corpus {
+		t, ok := byID[d.ID]
+		if !ok {
+			t = catalog.Tool{ID: d.ID, Name: d.Title, Description: d.Text, Platform: "other"}
+		}
+		t.Prior = nil // recomputed under this run's prior weights
+		tools[i] = t
+	}
+	if err := catalog.ComputePriors(tools, cfg, sim); err != nil {
+		return nil, "", err
+	}
+	out := make([]float64, len(tools))
+	for i := range tools {
+		out[i] = tools[i].Prior.Value
+	}
+	return out, tools[0].Prior.ConsistencyMethod, nil
+}
+
+func splitNames(b *bench.Bench) []string {
+	var s []string
+	for k := range b.Splits {
+		s = append(s, k)
+	}
+	sort.Strings(s)
+	return s
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
