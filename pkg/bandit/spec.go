@@ -20,8 +20,8 @@ type Spec struct {
 	PriorInit string  `yaml:"prior_init,omitempty" json:"prior_init,omitempty"`
 	// ContextScale is β in x̃ = [β·x; 1] for rated/linucb (0 = 1).
 	ContextScale float64 `yaml:"context_scale,omitempty" json:"context_scale,omitempty"`
-	K         int     `yaml:"k,omitempty" json:"k,omitempty"`
-	Window    int     `yaml:"window,omitempty" json:"window,omitempty"`
+	K            int     `yaml:"k,omitempty" json:"k,omitempty"`
+	Window       int     `yaml:"window,omitempty" json:"window,omitempty"`
 	// Breaker settings (circuit_breaker).
 	ConsecutiveFailures int     `yaml:"consecutive_failures,omitempty" json:"consecutive_failures,omitempty"`
 	FailureRate         float64 `yaml:"failure_rate,omitempty" json:"failure_rate,omitempty"`

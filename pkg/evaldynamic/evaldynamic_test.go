@@ -124,8 +124,8 @@ func TestRunWritesReproducibleOutputs(t *testing.T) {
 	}
 	var parsed struct {
 		Rows []struct {
-			Method      string  `json:"method"`
-			FailureRate float64 `json:"failure_rate"`
+			Method      string                       `json:"method"`
+			FailureRate float64                      `json:"failure_rate"`
 			PostFailSR  struct{ Mean, CI95 float64 } `json:"post_fail_sr"`
 			FSR         struct{ Mean, CI95 float64 } `json:"fsr"`
 			AS          struct {
