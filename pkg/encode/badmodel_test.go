@@ -169,3 +169,20 @@ func TestMissingTower(t *testing.T) {
 		t.Errorf("EncodeQueries error = %v, want 'no query tower'", err)
 	}
 }
+
+// TestCUDAUnavailable checks that asking the CPU-only library for CUDA is a clear error.
+func TestCUDAUnavailable(t *testing.T) {
+	rt := sharedRuntime(t)
+	dir := testassets.Model(t, "all-minilm-l6-v2")
+	m, err := Open(dir, Options{Runtime: rt, Device: DeviceCUDA, LoadTokenizer: noTokenizer})
+	if err == nil {
+		m.Close()
+		t.Skip("this ONNX Runtime library has a working CUDA execution provider")
+	}
+	if !strings.Contains(err.Error(), "CUDA execution provider unavailable") || !strings.Contains(err.Error(), rt.LibraryPath()) {
+		t.Errorf("error %q, want one saying the CUDA execution provider is unavailable in %s", err, rt.LibraryPath())
+	}
+	if _, err := Open(dir, Options{Runtime: rt, Device: "tpu", LoadTokenizer: noTokenizer}); err == nil || !strings.Contains(err.Error(), `device "tpu"`) {
+		t.Errorf("device tpu: error %v", err)
+	}
+}

@@ -143,7 +143,7 @@ func openSession(rt *Runtime, path, outputName, pooling string, wantDim int, opt
 		}
 		defer cuda.Destroy()
 		if err := cuda.Update(map[string]string{"device_id": fmt.Sprint(opts.CUDADevice)}); err != nil {
-			return nil, fmt.Errorf("CUDA execution provider (device %d): %w", opts.CUDADevice, err)
+			return nil, fmt.Errorf("CUDA execution provider unavailable in %s (device %d): %w", rt.LibraryPath(), opts.CUDADevice, err)
 		}
 		if err := so.AppendExecutionProviderCUDA(cuda); err != nil {
 			return nil, fmt.Errorf("CUDA execution provider unavailable in %s: %w", rt.LibraryPath(), err)
