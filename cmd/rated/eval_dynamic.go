@@ -9,6 +9,7 @@ import (
 
 	"github.com/rated-dev/rated/pkg/bench"
 	"github.com/rated-dev/rated/pkg/defaultbench"
+	"github.com/rated-dev/rated/pkg/encode"
 	"github.com/rated-dev/rated/pkg/evaldynamic"
 )
 
@@ -39,10 +40,12 @@ RATED_* environment variables (e.g. RATED_DYNAMIC_STEPS), then flags.`,
 			for _, w := range b.Warnings {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %s\n", name, w)
 			}
-			res, err := evaldynamic.LexicalResources(b, name, cfg)
+			res, closeRes, err := evaldynamic.ResolveResources(b, name, cfg, encode.DefaultAssetsDir(), cmd.ErrOrStderr(),
+				newProgress(cmd.ErrOrStderr(), "encode catalog"))
 			if err != nil {
 				return err
 			}
+			defer closeRes()
 			start := time.Now()
 			out, err := evaldynamic.Run(cmd.Context(), cfg, res, evaldynamic.Options{
 				OutDir: outDir, Workers: workers, Now: time.Now,
@@ -65,7 +68,10 @@ RATED_* environment variables (e.g. RATED_DYNAMIC_STEPS), then flags.`,
 	f.UintSlice("seeds", nil, "override dynamic.seeds")
 	f.Int("k", 0, "override retrieval.k")
 	f.String("split", "", "override dynamic.split")
-	bindIfSet(v, cmd, map[string]string{"steps": "dynamic.steps", "seeds": "dynamic.seeds", "k": "retrieval.k", "split": "dynamic.split"})
+	f.String("retriever", "", "override retrieval.retriever: auto, bm25 or dense")
+	f.String("encoder", "", "override retrieval.encoder: a model folder, or a name under $RATED_ASSETS/models")
+	bindIfSet(v, cmd, map[string]string{"steps": "dynamic.steps", "seeds": "dynamic.seeds", "k": "retrieval.k",
+		"split": "dynamic.split", "retriever": "retrieval.retriever", "encoder": "retrieval.encoder"})
 	return cmd
 }
 
