@@ -7,6 +7,6 @@
 // The content is authored in source/*.yaml and turned into data/ by `go generate
 // ./pkg/defaultbench` (see internal/gen); README.md is its datasheet.
 //
-// Counts (checked by TestDocCommentCounts): 119 tools (LangChain 34, CrewAI 23, LlamaIndex 25,
-// n8n 37) in 26 functions; 539 queries, 162 in dev and 377 in test.
+// Counts (checked by TestDocCommentCounts): 249 tools (LangChain 72, CrewAI 61,
+// LlamaIndex 37, n8n 79) in 60 functions; 933 queries, 280 in dev and 653 in test.
 package defaultbench
