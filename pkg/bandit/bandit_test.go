@@ -334,3 +334,38 @@ func itoa(n int) string {
 	}
 	return s
 }
+
+// BenchmarkFullMatrixLinUCBDecision is the reference for BenchmarkRATEDDecision: the same
+// decision (10 candidates) with a full d×d A⁻¹ per tool, as textbook LinUCB keeps it.
+func BenchmarkFullMatrixLinUCBDecision(b *testing.B) {
+	for _, d := range []int{384, 768} {
+		b.Run("d="+itoa(d), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(3, 4))
+			x := make([]float64, d+1)
+			for i := range x {
+				x[i] = rng.NormFloat64()
+			}
+			xv := mat.NewVecDense(d+1, unit(x))
+			ainv := make([]*mat.SymDense, 10)
+			theta := make([]*mat.VecDense, 10)
+			for i := range ainv {
+				m := mat.NewSymDense(d+1, nil)
+				for j := 0; j <= d; j++ {
+					m.SetSym(j, j, 1)
+				}
+				ainv[i], theta[i] = m, mat.NewVecDense(d+1, nil)
+			}
+			var tmp mat.VecDense
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				best := math.Inf(-1)
+				for c := 0; c < 10; c++ {
+					tmp.MulVec(ainv[c], xv)
+					s := mat.Dot(theta[c], xv) + 0.1*math.Sqrt(mat.Dot(xv, &tmp))
+					best = math.Max(best, s)
+				}
+				_ = best
+			}
+		})
+	}
+}
