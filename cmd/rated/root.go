@@ -20,5 +20,6 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newBuildBenchCmd())
 	root.AddCommand(newLLMCmd())
 	root.AddCommand(newModelCmd())
+	root.AddCommand(newCrawlCmd())
 	return root
 }

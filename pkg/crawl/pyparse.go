@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"fmt"
 	"strings"
 )
 
@@ -72,6 +73,8 @@ type pyFunc struct {
 	Doc    string
 	Line   int
 	Params []string
+	// Defaulted holds the parameters that have a default value.
+	Defaulted map[string]bool
 }
 
 // pyClass is a class definition with its class-level assignments and methods.
@@ -83,6 +86,8 @@ type pyClass struct {
 	Attrs   map[string]*pyExpr
 	Methods map[string]*pyFunc
 	Module  *pyModule
+	// EndLine is the first line after the class body.
+	EndLine int
 }
 
 // pyModule is one parsed Python file.
@@ -100,6 +105,9 @@ type pyModule struct {
 	Strings []string
 	// EnvVars are environment variable names the module reads, with whether a default is given.
 	EnvVars []envRead
+	// Displays are the dict displays holding a "description" key and the EnvVar(...) calls found
+	// anywhere in the module, function bodies included (toolkit operation tables, env var specs).
+	Displays []*pyExpr
 }
 
 // envRead is one read of an environment variable found in source.
@@ -139,15 +147,31 @@ func parsePython(path, modName string, isPackage bool, src []byte) (m *pyModule,
 	m.EnvVars = findEnvReads(toks)
 	defer func() {
 		if r := recover(); r != nil {
-			if se, ok := r.(*pySyntaxError); ok {
-				m, err = nil, se
-				return
-			}
-			panic(r)
+			// The parser indexes ahead in the token stream; a truncated statement at the end of
+			// a malformed file surfaces here and is reported as a syntax error.
+			m, err = nil, &pySyntaxError{Line: 0, Msg: fmt.Sprintf("unparseable: %v", r)}
 		}
 	}()
 	p := &pyParser{toks: toks, mod: m}
 	p.block(nil, true)
+	for i, t := range toks {
+		isDict := t.Kind == tokOp && t.Text == "{" && i+1 < len(toks) && toks[i+1].Kind == tokString
+		isEnvVar := t.Kind == tokName && t.Text == "EnvVar" && i+1 < len(toks) && toks[i+1].Text == "("
+		if !isDict && !isEnvVar {
+			continue
+		}
+		sub := &pyParser{toks: toks, pos: i + 1, mod: m}
+		var e *pyExpr
+		if isDict {
+			e = sub.dictOrSet(t.Line)
+		} else {
+			sub.pos = i
+			e = sub.atom()
+		}
+		if (e.Kind == exprDict && e.DictGet("description") != nil) || e.Kind == exprCall {
+			m.Displays = append(m.Displays, e)
+		}
+	}
 	return m, nil
 }
 
@@ -504,6 +528,7 @@ func (p *pyParser) classDef(outer *pyClass) {
 	}
 	p.next()
 	p.block(c, false)
+	c.EndLine = p.peek().Line
 }
 
 func (p *pyParser) funcDef(cls *pyClass) {
@@ -512,7 +537,7 @@ func (p *pyParser) funcDef(cls *pyClass) {
 		p.skipLine()
 		return
 	}
-	f := &pyFunc{Name: p.next().Text, Line: line}
+	f := &pyFunc{Name: p.next().Text, Line: line, Defaulted: map[string]bool{}}
 	// Parameters: names at depth 1 that follow '(' or ','.
 	if p.isOp("(") {
 		depth := 0
@@ -539,6 +564,10 @@ func (p *pyParser) funcDef(cls *pyClass) {
 					}
 				case "*", "**", "/":
 					continue
+				case "=":
+					if depth == 1 && len(f.Params) > 0 {
+						f.Defaulted[f.Params[len(f.Params)-1]] = true
+					}
 				}
 				if depth == 0 {
 					break

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rated-dev/rated/pkg/catalog"
+	"github.com/rated-dev/rated/pkg/crawl"
+)
+
+// newCrawlCmd builds `rated crawl`: crawl the platform catalogs into a catalog JSONL.
+func newCrawlCmd() *cobra.Command {
+	var (
+		out, config, assets, statsOut string
+		platforms, sources            []string
+		latest, probe                 bool
+		concurrency, retries          int
+		perHost, timeout, backoff     time.Duration
+		maxWarnings                   int
+	)
+	cmd := &cobra.Command{
+		Use:   "crawl",
+		Short: "Crawl the LangChain, CrewAI, LlamaIndex and n8n tool catalogs (statically) into a catalog JSONL",
+		Long: `Reads the published tool catalogs without executing any crawled code: the pinned registry
+packages of configs/sources.yaml (downloaded once into $RATED_ASSETS/sources/ with npm pack and
+pip download), or local archives, source trees and bare git directories given with --source.
+Computes the metadata prior (0.5/0.3/0.2), optionally health-checks every endpoint (--probe:
+this sends requests to the real services; use it deliberately), writes the catalog atomically
+and prints per platform the tools found, the share with an endpoint, the share needing auth and,
+after probing, the share broken or lacking authentication, as a table and as JSON.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			root := crawlRepoRoot()
+			if assets == "" {
+				assets = filepath.Join(root, ".rated")
+			}
+			if config == "" {
+				config = filepath.Join(root, "configs", "sources.yaml")
+			}
+			local := map[string][]crawl.LocalSource{}
+			for _, s := range sources {
+				plat, ls, err := crawl.ParseLocalSource(s)
+				if err != nil {
+					return err
+				}
+				local[plat] = append(local[plat], ls)
+			}
+			var cfg *crawl.SourcesConfig
+			var err error
+			if len(local) < len(crawl.Platforms) || len(platforms) > 0 {
+				if cfg, err = crawl.LoadSources(config); err != nil {
+					return err
+				}
+			}
+			progress := crawl.NewProgress(c.ErrOrStderr())
+			ro := crawl.RunOptions{
+				Options: crawl.Options{
+					Platforms: platforms,
+					Config:    cfg,
+					Local:     local,
+					Fetcher:   &crawl.Fetcher{Dir: filepath.Join(assets, "sources")},
+					Latest:    latest,
+					Progress:  progress,
+				},
+				Out:         out,
+				Prior:       catalog.PaperPriorConfig(),
+				StatsOut:    statsOut,
+				Stdout:      c.OutOrStdout(),
+				Stderr:      c.ErrOrStderr(),
+				MaxWarnings: maxWarnings,
+			}
+			if probe {
+				ro.Prober = &crawl.Prober{
+					Client:          &http.Client{Timeout: timeout + time.Second},
+					Concurrency:     concurrency,
+					PerHostInterval: perHost,
+					Timeout:         timeout,
+					Retries:         retries,
+					Backoff:         backoff,
+					Progress:        progress,
+				}
+			}
+			_, err = crawl.Run(c.Context(), ro)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&out, "out", "data/catalog.jsonl", "catalog JSONL to write (atomically)")
+	f.StringVar(&config, "config", "", "pinned sources (default <repo>/configs/sources.yaml)")
+	f.StringVar(&assets, "assets", os.Getenv("RATED_ASSETS"), "asset directory holding the download cache sources/ (default <repo>/.rated)")
+	f.StringVar(&statsOut, "stats-out", "", "also write the per-platform stats JSON to this file")
+	f.StringSliceVar(&platforms, "platform", nil, "platforms to crawl (default all: n8n, langchain, crewai, llamaindex)")
+	f.StringArrayVar(&sources, "source", nil, "PLATFORM=PATH[@REV]: crawl a local archive, tree or bare git directory instead of the pinned packages (repeatable)")
+	f.BoolVar(&latest, "latest", false, "ask the registries for the newest versions instead of the pinned ones")
+	f.BoolVar(&probe, "probe", false, "health-check every endpoint (sends requests to the real services)")
+	f.IntVar(&concurrency, "probe-concurrency", 8, "probe requests in flight")
+	f.DurationVar(&perHost, "probe-host-interval", time.Second, "minimum time between probe requests to one host")
+	f.DurationVar(&timeout, "probe-timeout", 10*time.Second, "timeout of one probe request")
+	f.IntVar(&retries, "probe-retries", 2, "extra attempts after a timeout, 5xx, 429 or reset")
+	f.DurationVar(&backoff, "probe-backoff", 500*time.Millisecond, "first retry wait (doubles each retry)")
+	f.IntVar(&maxWarnings, "max-warnings", 30, "warnings printed (all are counted in the stats)")
+	return cmd
+}
+
+
+// crawlRepoRoot is the nearest directory above the working directory holding go.mod and
+// configs/, or "." when there is none.
+func crawlRepoRoot() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			if _, err := os.Stat(filepath.Join(d, "configs")); err == nil {
+				return d
+			}
+		}
+		if filepath.Dir(d) == d {
+			return "."
+		}
+	}
+}

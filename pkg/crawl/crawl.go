@@ -1,0 +1,372 @@
+package crawl
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/rated-dev/rated/internal/atomicfile"
+	"github.com/rated-dev/rated/pkg/catalog"
+)
+
+// LocalSource is a user-given source for a platform: an archive, a directory or a bare git
+// directory (with an optional revision).
+type LocalSource struct {
+	Path string
+	Rev  string
+}
+
+// ParseLocalSource parses "PLATFORM=PATH[@REV]".
+func ParseLocalSource(spec string) (string, LocalSource, error) {
+	plat, p, ok := strings.Cut(spec, "=")
+	if !ok || plat == "" || p == "" {
+		return "", LocalSource{}, fmt.Errorf("--source %q: want PLATFORM=PATH[@REV]", spec)
+	}
+	if !knownPlatform(plat) {
+		return "", LocalSource{}, fmt.Errorf("--source %q: unknown platform %q (known: %s)", spec, plat, strings.Join(Platforms, ", "))
+	}
+	ls := LocalSource{Path: p}
+	if i := strings.LastIndex(p, "@"); i > 0 && !strings.Contains(p[i:], "/") {
+		ls.Path, ls.Rev = p[:i], p[i+1:]
+	}
+	return plat, ls, nil
+}
+
+func knownPlatform(p string) bool {
+	for _, q := range Platforms {
+		if p == q {
+			return true
+		}
+	}
+	return false
+}
+
+// Options configure a crawl.
+type Options struct {
+	// Platforms to crawl (all of Platforms when empty).
+	Platforms []string
+	// Config holds the pinned registry sources; Local overrides them per platform.
+	Config *SourcesConfig
+	Local  map[string][]LocalSource
+	// Fetcher downloads registry sources (nil: only local sources may be used).
+	Fetcher *Fetcher
+	// Latest asks the registry for the newest version instead of the pinned one.
+	Latest bool
+	Limits Limits
+	// Progress reports per-platform progress (nil: silent).
+	Progress Progress
+}
+
+// Crawl runs the parsers of each platform over its sources and returns one result per platform.
+func Crawl(ctx context.Context, opts Options) ([]*PlatformResult, error) {
+	plats := opts.Platforms
+	if len(plats) == 0 {
+		plats = Platforms
+	}
+	lim := opts.Limits
+	if lim.MaxFileBytes == 0 {
+		lim = DefaultLimits()
+	}
+	prog := opts.Progress
+	if prog == nil {
+		prog = NopProgress{}
+	}
+	var results []*PlatformResult
+	for _, plat := range plats {
+		if !knownPlatform(plat) {
+			return nil, fmt.Errorf("unknown platform %q (known: %s)", plat, strings.Join(Platforms, ", "))
+		}
+		var locals []LocalSource
+		if ls, ok := opts.Local[plat]; ok {
+			locals = ls
+		} else {
+			if opts.Config == nil || len(opts.Config.Platforms[plat]) == 0 {
+				return nil, fmt.Errorf("crawl %s: no sources configured and no --source given", plat)
+			}
+			if opts.Fetcher == nil {
+				return nil, fmt.Errorf("crawl %s: registry sources need a download cache", plat)
+			}
+			for _, s := range opts.Config.Platforms[plat] {
+				if opts.Latest {
+					v, err := opts.Fetcher.Latest(ctx, s)
+					if err != nil {
+						return nil, fmt.Errorf("crawl %s: %w", plat, err)
+					}
+					s.Version = v
+				}
+				p, err := opts.Fetcher.Fetch(ctx, s)
+				if err != nil {
+					return nil, fmt.Errorf("crawl %s: %w", plat, err)
+				}
+				locals = append(locals, LocalSource{Path: p})
+			}
+		}
+		bar := prog.Start("crawl "+plat, len(locals)+1)
+		trees := make([]*Tree, 0, len(locals))
+		for _, ls := range locals {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			t, err := LoadTree(ls.Path, ls.Rev, lim)
+			if err != nil {
+				bar.Done()
+				return nil, fmt.Errorf("crawl %s: %w", plat, err)
+			}
+			trees = append(trees, t)
+			bar.Add(1)
+		}
+		res, err := crawlPlatform(plat, trees)
+		bar.Add(1)
+		bar.Done()
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, res)
+	}
+	return results, nil
+}
+
+func crawlPlatform(plat string, trees []*Tree) (*PlatformResult, error) {
+	switch plat {
+	case catalog.PlatformN8n:
+		return CrawlN8n(trees)
+	case catalog.PlatformLangChain:
+		return CrawlLangChain(trees)
+	case catalog.PlatformCrewAI:
+		return CrawlCrewAI(trees)
+	default:
+		return CrawlLlamaIndex(trees)
+	}
+}
+
+// AllTools concatenates the tools of all results, dropping ids already seen.
+func AllTools(results []*PlatformResult) []catalog.Tool {
+	var out []catalog.Tool
+	seen := map[string]bool{}
+	for _, r := range results {
+		for _, t := range r.Tools {
+			if !seen[t.ID] {
+				seen[t.ID] = true
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// PlatformStats are the per-platform figures `rated crawl` prints (the paper's Figure 1 claim).
+type PlatformStats struct {
+	Platform         string         `json:"platform"`
+	Tools            int            `json:"tools"`
+	WithEndpoint     float64        `json:"share_with_endpoint"`
+	NeedsAuth        float64        `json:"share_needing_auth"`
+	RuntimeOnly      int            `json:"runtime_only"`
+	Probed           bool           `json:"probed"`
+	Broken           float64        `json:"share_broken,omitempty"`
+	LacksAuth        float64        `json:"share_lacking_auth,omitempty"`
+	BrokenOrNoAuth   float64        `json:"share_broken_or_lacking_auth,omitempty"`
+	ProbeStatus      map[string]int `json:"probe_status,omitempty"`
+	Warnings         int            `json:"warnings"`
+	Duplicates       int            `json:"duplicates"`
+	Sources          []SourceInfo   `json:"sources"`
+	ConsistencyModel string         `json:"consistency_method,omitempty"`
+}
+
+// ComputeStats summarises tools by platform. Shares are fractions of the platform's tools. A tool
+// needs auth when it has a required credential. After probing, "broken" counts tools whose
+// endpoint status is broken, "lacking auth" those answering 401/403.
+func ComputeStats(results []*PlatformResult, tools []catalog.Tool) []PlatformStats {
+	byPlat := map[string][]*catalog.Tool{}
+	for i := range tools {
+		byPlat[tools[i].Platform] = append(byPlat[tools[i].Platform], &tools[i])
+	}
+	var out []PlatformStats
+	for _, r := range results {
+		st := PlatformStats{Platform: r.Platform, Warnings: len(r.Warnings), Duplicates: r.Duplicates, Sources: r.Sources}
+		ts := byPlat[r.Platform]
+		st.Tools = len(ts)
+		var ep, auth, broken, noauth int
+		for _, t := range ts {
+			if len(t.Endpoints) > 0 {
+				ep++
+			}
+			for _, c := range t.Auth {
+				if c.Required {
+					auth++
+					break
+				}
+			}
+			if len(t.RuntimeOnly) > 0 {
+				st.RuntimeOnly++
+			}
+			if t.Prior != nil {
+				st.ConsistencyModel = t.Prior.ConsistencyMethod
+			}
+			if t.Probe != nil {
+				st.Probed = true
+				if st.ProbeStatus == nil {
+					st.ProbeStatus = map[string]int{}
+				}
+				st.ProbeStatus[t.Probe.Status]++
+				switch t.Probe.Status {
+				case catalog.ProbeBroken:
+					broken++
+				case catalog.ProbeNeedsAuth:
+					noauth++
+				}
+			}
+		}
+		if st.Tools > 0 {
+			n := float64(st.Tools)
+			st.WithEndpoint, st.NeedsAuth = float64(ep)/n, float64(auth)/n
+			if st.Probed {
+				st.Broken, st.LacksAuth, st.BrokenOrNoAuth = float64(broken)/n, float64(noauth)/n, float64(broken+noauth)/n
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// WriteStatsTable prints the stats as an aligned text table.
+func WriteStatsTable(w io.Writer, stats []PlatformStats) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	probed := false
+	for _, s := range stats {
+		probed = probed || s.Probed
+	}
+	head := "platform\ttools\twith endpoint\tneeding auth\truntime-only\t"
+	if probed {
+		head += "broken\tlacking auth\tbroken or lacking auth\t"
+	}
+	fmt.Fprintln(tw, head)
+	total := PlatformStats{Platform: "all"}
+	var ep, au, br, na float64
+	for _, s := range stats {
+		row := fmt.Sprintf("%s\t%d\t%.1f%%\t%.1f%%\t%d\t", s.Platform, s.Tools, 100*s.WithEndpoint, 100*s.NeedsAuth, s.RuntimeOnly)
+		if probed {
+			row += fmt.Sprintf("%.1f%%\t%.1f%%\t%.1f%%\t", 100*s.Broken, 100*s.LacksAuth, 100*s.BrokenOrNoAuth)
+		}
+		fmt.Fprintln(tw, row)
+		n := float64(s.Tools)
+		total.Tools += s.Tools
+		total.RuntimeOnly += s.RuntimeOnly
+		ep += s.WithEndpoint * n
+		au += s.NeedsAuth * n
+		br += s.Broken * n
+		na += s.LacksAuth * n
+	}
+	if total.Tools > 0 {
+		n := float64(total.Tools)
+		row := fmt.Sprintf("all\t%d\t%.1f%%\t%.1f%%\t%d\t", total.Tools, 100*ep/n, 100*au/n, total.RuntimeOnly)
+		if probed {
+			row += fmt.Sprintf("%.1f%%\t%.1f%%\t%.1f%%\t", 100*br/n, 100*na/n, 100*(br+na)/n)
+		}
+		fmt.Fprintln(tw, row)
+	}
+	return tw.Flush()
+}
+
+// WriteStatsJSON prints the stats as indented JSON.
+func WriteStatsJSON(w io.Writer, stats []PlatformStats) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(stats)
+}
+
+// SortedWarnings returns all warnings of the results, sorted.
+func SortedWarnings(results []*PlatformResult) []string {
+	var out []string
+	for _, r := range results {
+		out = append(out, r.Warnings...)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// RunOptions configure a whole `rated crawl`: crawl, prior, optional probe, output and report.
+type RunOptions struct {
+	Options
+	// Out is the catalog JSONL written atomically.
+	Out string
+	// Prober, when set, health-checks every endpoint before writing.
+	Prober *Prober
+	// Similarity scores name–description consistency for the prior; the lexical fallback when nil.
+	Similarity catalog.Similarity
+	Prior      catalog.PriorConfig
+	// StatsOut, when set, receives the per-platform stats as JSON (written atomically).
+	StatsOut string
+	// Stdout receives the table and JSON; Stderr the notes and warnings.
+	Stdout, Stderr io.Writer
+	// MaxWarnings bounds the warnings printed (all are counted).
+	MaxWarnings int
+}
+
+// Run crawls, computes the metadata prior, probes when asked, writes the catalog and prints
+// the per-platform table and JSON.
+func Run(ctx context.Context, ro RunOptions) ([]PlatformStats, error) {
+	if ro.Stdout == nil {
+		ro.Stdout = io.Discard
+	}
+	if ro.Stderr == nil {
+		ro.Stderr = io.Discard
+	}
+	results, err := Crawl(ctx, ro.Options)
+	if err != nil {
+		return nil, err
+	}
+	tools := AllTools(results)
+	if len(tools) == 0 {
+		return nil, fmt.Errorf("crawl found no tools")
+	}
+	sim := ro.Similarity
+	if sim == nil {
+		sim = catalog.LexicalSimilarity{}
+		fmt.Fprintf(ro.Stderr, "metadata prior: name–description consistency by %s (lexical fallback: no sentence encoder configured)\n", sim.Name())
+	} else {
+		fmt.Fprintf(ro.Stderr, "metadata prior: name–description consistency by %s\n", sim.Name())
+	}
+	prior := ro.Prior
+	if prior.SourceWeights == nil {
+		prior = catalog.PaperPriorConfig()
+	}
+	if err := catalog.ComputePriors(tools, prior, sim); err != nil {
+		return nil, err
+	}
+	if ro.Prober != nil {
+		if err := ro.Prober.ProbeTools(ctx, tools); err != nil {
+			return nil, err
+		}
+	}
+	if ro.Out != "" {
+		if err := catalog.WriteJSONL(ro.Out, tools); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(ro.Stderr, "wrote %d tools to %s\n", len(tools), ro.Out)
+	}
+	warnings := SortedWarnings(results)
+	for i, w := range warnings {
+		if ro.MaxWarnings > 0 && i >= ro.MaxWarnings {
+			fmt.Fprintf(ro.Stderr, "warning: ... and %d more\n", len(warnings)-i)
+			break
+		}
+		fmt.Fprintln(ro.Stderr, "warning:", w)
+	}
+	stats := ComputeStats(results, tools)
+	if err := WriteStatsTable(ro.Stdout, stats); err != nil {
+		return nil, err
+	}
+	if err := WriteStatsJSON(ro.Stdout, stats); err != nil {
+		return nil, err
+	}
+	if ro.StatsOut != "" {
+		if err := atomicfile.Write(ro.StatsOut, func(w io.Writer) error { return WriteStatsJSON(w, stats) }); err != nil {
+			return nil, err
+		}
+	}
+	return stats, nil
+}
