@@ -106,7 +106,6 @@ after probing, the share broken or lacking authentication, as a table and as JSO
 	return cmd
 }
 
-
 // crawlRepoRoot is the nearest directory above the working directory holding go.mod and
 // configs/, or "." when there is none.
 func crawlRepoRoot() string {
