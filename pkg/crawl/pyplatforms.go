@@ -75,16 +75,27 @@ func groupOf(mod, prefix string) string {
 	return g
 }
 
-// classFacts collects endpoints and credentials of a tool class from its own string attributes
-// (base_url, search_url, ...) and its related modules (module, ancestors, API wrappers).
+// classFacts collects endpoints and credentials of a tool class. Endpoints are the URL-valued
+// class attributes (base_url, search_url, ...; a subclass's value overrides its parent's) or,
+// when the class has none, the URL literals of its related modules (module, ancestors, API
+// wrappers). Credentials are the environment variables those modules read.
 func (ix *pyIndex) classFacts(c *pyClass) ([]catalog.Endpoint, []catalog.Credential) {
 	eps, creds := ix.moduleFacts(ix.relatedModules(c))
+	var attrEPs []catalog.Endpoint
+	seen := map[string]bool{}
 	for _, k := range ix.mro(c) {
 		for _, name := range sortedKeys(k.Attrs) {
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
 			if s, _, ok := ix.resolveString(k.Module, k.Attrs[name], 0); ok && strings.HasPrefix(s, "http") {
-				eps = append(eps, urlsIn([]string{s})...)
+				attrEPs = append(attrEPs, urlsIn([]string{s})...)
 			}
 		}
+	}
+	if len(attrEPs) > 0 {
+		eps = attrEPs
 	}
 	return dedupeEndpoints(eps), creds
 }
@@ -487,8 +498,9 @@ func CrawlLlamaIndex(trees []*Tree) (*PlatformResult, error) {
 				fn, fnOwner := ix.method(c, fnName)
 				switch {
 				case fn == nil:
-					warn(fmt.Sprintf("%s:%d: %s lists %s in spec_functions but defines no such method", m.Path, c.Line, c.Name, fnName))
-					t.RuntimeOnly = []string{"description"}
+					// to_tool_list() would fail on it: not a tool.
+					warn(fmt.Sprintf("%s:%d: %s lists %s in spec_functions but defines no such method; skipped", m.Path, c.Line, c.Name, fnName))
+					continue
 				case strings.TrimSpace(fn.Doc) == "":
 					t.RuntimeOnly = []string{"description"}
 				default:

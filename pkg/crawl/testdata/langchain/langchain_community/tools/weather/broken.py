@@ -1,0 +1,3 @@
+class BrokenTool(BaseTool):
+    name: str = "broken
+    description: str = "never read"

@@ -1,0 +1,3 @@
+from llama_index.tools.basea.base import BaseASpec
+
+__all__ = ["BaseASpec"]
