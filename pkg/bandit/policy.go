@@ -24,8 +24,6 @@ type Step struct {
 	T          int
 	Context    []float64 // unit-norm query vector x
 	Candidates []Candidate
-	// scratch is per-step state a policy may cache between Choose and Observe (x² for LinUCB).
-	scratch []float64
 }
 
 // Policy selects tools and learns from execution feedback.
