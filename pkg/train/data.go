@@ -1,0 +1,154 @@
+package train
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+
+	"github.com/rated-dev/rated/pkg/bench"
+	"github.com/rated-dev/rated/pkg/retrieve"
+)
+
+// negativeRecord is one line of negatives.jsonl as `rated build-bench` writes it (pkg/synth).
+type negativeRecord struct {
+	QueryID   string `json:"query_id"`
+	Positive  string `json:"positive"`
+	Negatives []struct {
+		ToolID string `json:"tool_id"`
+		Kind   string `json:"kind"`
+	} `json:"negatives"`
+}
+
+// NegativeSources counts where the examples' negatives came from.
+type NegativeSources struct {
+	// File is the number taken from negatives.jsonl; BM25 the number mined with BM25 (top-ranked
+	// non-relevant tools); Random the number drawn uniformly from the rest of the corpus.
+	File, BM25, Random int
+}
+
+// bm25Depth is how many BM25 results are scanned for hard negatives.
+const bm25Depth = 50
+
+// LoadExamples builds one example per (query, relevant document) pair of split, in qrels order,
+// each with n negatives: first those of negativesPath (negatives.jsonl; "" or a missing file skips
+// it) in file order, then the best BM25-ranked tools that are not relevant to the query, then
+// uniformly random non-relevant tools (rng). Document texts are retrieve.DocText.
+func LoadExamples(b *bench.Bench, split, negativesPath string, n int, rng *rand.Rand) ([]Example, NegativeSources, error) {
+	var src NegativeSources
+	if _, ok := b.Splits[split]; !ok {
+		return nil, src, fmt.Errorf("benchmark has no %s split (qrels/%s.tsv)", split, split)
+	}
+	docs := make(map[string]bench.Doc, len(b.Corpus))
+	for _, d := range b.Corpus {
+		docs[d.ID] = d
+	}
+	fileNegs := map[[2]string][]string{}
+	if negativesPath != "" {
+		recs, err := readNegatives(negativesPath, docs)
+		if err != nil {
+			return nil, src, err
+		}
+		fileNegs = recs
+	}
+	var bm25 *retrieve.BM25
+	var out []Example
+	for _, q := range b.SplitQueries(split) {
+		relevant := map[string]bool{}
+		for _, id := range b.Relevant(split, q.ID) {
+			relevant[id] = true
+		}
+		var mined []string
+		for _, pos := range b.Relevant(split, q.ID) {
+			ex := Example{QueryID: q.ID, Query: q.Text, PositiveID: pos, Positive: retrieve.DocText(docs[pos])}
+			chosen := map[string]bool{}
+			add := func(id string) bool {
+				if len(ex.NegativeIDs) >= n || relevant[id] || chosen[id] {
+					return false
+				}
+				chosen[id] = true
+				ex.NegativeIDs = append(ex.NegativeIDs, id)
+				ex.Negatives = append(ex.Negatives, retrieve.DocText(docs[id]))
+				return true
+			}
+			for _, id := range fileNegs[[2]string{q.ID, pos}] {
+				if add(id) {
+					src.File++
+				}
+			}
+			if len(ex.NegativeIDs) < n {
+				if mined == nil {
+					if bm25 == nil {
+						bm25 = retrieve.NewBM25(b.Corpus, retrieve.DefaultBM25Params())
+					}
+					cands, err := bm25.Search(q.Text, bm25Depth)
+					if err != nil {
+						return nil, src, fmt.Errorf("bm25 negatives for query %s: %w", q.ID, err)
+					}
+					mined = make([]string, 0, len(cands))
+					for _, c := range cands {
+						mined = append(mined, c.ID)
+					}
+				}
+				for _, id := range mined {
+					if add(id) {
+						src.BM25++
+					}
+				}
+			}
+			for tries := 0; len(ex.NegativeIDs) < n && tries < 100*n+len(b.Corpus); tries++ {
+				if add(b.Corpus[rng.IntN(len(b.Corpus))].ID) {
+					src.Random++
+				}
+			}
+			if len(ex.NegativeIDs) < n {
+				return nil, src, fmt.Errorf("query %s: corpus too small for %d negatives", q.ID, n)
+			}
+			out = append(out, ex)
+		}
+	}
+	return out, src, nil
+}
+
+func readNegatives(path string, docs map[string]bench.Doc) (map[[2]string][]string, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[[2]string][]string{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[[2]string][]string{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for line := 1; sc.Scan(); line++ {
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		var r negativeRecord
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		// Hard negatives first, then the rest, each in file order.
+		var hard, rest []string
+		for _, n := range r.Negatives {
+			if _, ok := docs[n.ToolID]; !ok {
+				return nil, fmt.Errorf("%s:%d: negative %s is not in the corpus", path, line, n.ToolID)
+			}
+			if n.Kind == "hard" {
+				hard = append(hard, n.ToolID)
+			} else {
+				rest = append(rest, n.ToolID)
+			}
+		}
+		key := [2]string{r.QueryID, r.Positive}
+		out[key] = append(out[key], append(hard, rest...)...)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}

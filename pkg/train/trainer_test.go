@@ -1,0 +1,190 @@
+package train
+
+import (
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rated-dev/rated/pkg/bench"
+	"github.com/rated-dev/rated/pkg/encode"
+)
+
+// smallBench is a hand-written benchmark: ten tools, a train query per tool and four dev queries.
+func smallBench() *bench.Bench {
+	tools := [][3]string{
+		{"slack", "Slack", "post messages to channels"},
+		{"gmail", "Gmail", "send and read email"},
+		{"weather", "OpenWeather", "current weather by city"},
+		{"maps", "Maps", "directions between places"},
+		{"github", "GitHub", "open and comment on issues"},
+		{"jira", "Jira", "track project tasks"},
+		{"fx", "Currency", "convert between currencies"},
+		{"stocks", "Stocks", "share prices and quotes"},
+		{"calendar", "Calendar", "schedule meetings"},
+		{"translate", "Translate", "translate text between languages"},
+	}
+	train := []string{"tell the team on slack", "email my boss", "will it rain tomorrow", "route to the airport",
+		"file a bug report", "add a ticket to the sprint", "how many yen is ten euros", "apple share price",
+		"book a meeting on friday", "say hello in french"}
+	dev := map[string]string{"message the channel": "slack", "forecast for berlin": "weather",
+		"open an issue in the repo": "github", "set up a call next week": "calendar"}
+	b := &bench.Bench{Splits: map[string]bench.Qrels{"train": {}, "dev": {}}}
+	for i, tl := range tools {
+		b.Corpus = append(b.Corpus, bench.Doc{ID: tl[0], Title: tl[1], Text: tl[2]})
+		id := "t" + tl[0]
+		b.Queries = append(b.Queries, bench.Query{ID: id, Text: train[i]})
+		b.Splits["train"][id] = map[string]int{tl[0]: 1}
+	}
+	for _, q := range []string{"message the channel", "forecast for berlin", "open an issue in the repo", "set up a call next week"} {
+		id := "d" + dev[q]
+		b.Queries = append(b.Queries, bench.Query{ID: id, Text: q})
+		b.Splits["dev"][id] = map[string]int{dev[q]: 1}
+	}
+	return b
+}
+
+func runConfig(t *testing.T, out string) Config {
+	rt, ert := testRuntime(t)
+	return Config{Runtime: rt, EncodeRuntime: ert, Artifacts: testArtifacts(t, "all-minilm-l6-v2-test"), ModelDir: minilm(t),
+		OutDir: out, Bench: smallBench(), BenchDir: "smallBench", LR: 3e-5, Warmup: 2, Epochs: 3, Seed: 7,
+		ValEvery: 3, CheckpointEvery: 2, Threads: 1, Resume: true}
+}
+
+func TestLoadExamplesNegatives(t *testing.T) {
+	b := smallBench()
+	dir := t.TempDir()
+	negs := filepath.Join(dir, "negatives.jsonl")
+	// One record with a random then a hard negative: the hard one must come first.
+	line := `{"query_id":"tslack","positive":"slack","negatives":[{"tool_id":"maps","kind":"random"},{"tool_id":"gmail","kind":"hard","rank":1}]}` + "\n"
+	if err := os.WriteFile(negs, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ex, src, err := LoadExamples(b, "train", negs, 2, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ex) != 10 {
+		t.Fatalf("%d examples, want 10", len(ex))
+	}
+	if got := strings.Join(ex[0].NegativeIDs, ","); ex[0].QueryID != "tslack" || got != "gmail,maps" {
+		t.Errorf("first example %s negatives %s, want tslack gmail,maps", ex[0].QueryID, got)
+	}
+	if src.File != 2 || src.BM25+src.Random != 18 {
+		t.Errorf("negative sources %+v, want 2 from the file and 18 mined", src)
+	}
+	for _, e := range ex {
+		for _, n := range e.NegativeIDs {
+			if n == e.PositiveID {
+				t.Errorf("query %s has its positive %s as a negative", e.QueryID, n)
+			}
+		}
+		if e.Positive == "" || len(e.Negatives) != 2 {
+			t.Errorf("query %s: positive %q, %d negatives", e.QueryID, e.Positive, len(e.Negatives))
+		}
+	}
+	if _, _, err := LoadExamples(b, "test", "", 1, rand.New(rand.NewPCG(1, 2))); err == nil {
+		t.Error("a missing split must be an error")
+	}
+}
+
+func readState(t *testing.T, out string) State {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(out, "checkpoints", "state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st State
+	if err := json.Unmarshal(data, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestRunExportsValidatesAndResumes: a full run writes a loadable model folder with TRAINING.md
+// and a validation curve; a run stopped after step 2 and resumed gives the same losses as the
+// uninterrupted run, step by step.
+func TestRunExportsValidatesAndResumes(t *testing.T) {
+	full := filepath.Join(t.TempDir(), "full")
+	cfg := runConfig(t, full)
+	st, err := Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Step != 6 || len(st.Losses) != 6 {
+		t.Fatalf("steps %d, losses %d, want 6", st.Step, len(st.Losses))
+	}
+	var valSteps []int
+	for _, v := range st.Val {
+		valSteps = append(valSteps, v.Step)
+	}
+	if len(valSteps) != 3 || valSteps[0] != 0 || valSteps[1] != 3 || valSteps[2] != 6 {
+		t.Errorf("validation at steps %v, want [0 3 6]", valSteps)
+	}
+	md, err := os.ReadFile(filepath.Join(full, "TRAINING.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| seed | 7", "## Validation (dev MRR)", "| 0 | ", "## Loss"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("TRAINING.md lacks %q", want)
+		}
+	}
+	m, err := encode.Open(full, encode.Options{Runtime: cfg.EncodeRuntime, Threads: 1, LoadTokenizer: LoadEncodeTokenizer})
+	if err != nil {
+		t.Fatalf("exported folder does not load in pkg/encode: %v", err)
+	}
+	m.Close()
+
+	part := filepath.Join(t.TempDir(), "part")
+	pc := runConfig(t, part)
+	pc.stopAfter = 2
+	if _, err := Run(pc); !errors.Is(err, errStopped) {
+		t.Fatalf("stopped run: %v", err)
+	}
+	if got := readState(t, part).Step; got != 2 {
+		t.Fatalf("stopped run saved step %d, want 2", got)
+	}
+	rc := runConfig(t, part)
+	rst, err := Run(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rst.Losses) != len(st.Losses) {
+		t.Fatalf("resumed run has %d losses, uninterrupted %d", len(rst.Losses), len(st.Losses))
+	}
+	for i := range st.Losses {
+		if d := rst.Losses[i] - st.Losses[i]; d > 1e-4 || d < -1e-4 {
+			t.Errorf("step %d: resumed loss %.6f, uninterrupted %.6f", i+1, rst.Losses[i], st.Losses[i])
+		}
+	}
+}
+
+// TestRunStopsOnDivergence: an absurd learning rate makes the loss explode or turn NaN; the run
+// stops with ErrDiverged, names the last good checkpoint, and that checkpoint still loads.
+func TestRunStopsOnDivergence(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "bad")
+	cfg := runConfig(t, out)
+	cfg.LR, cfg.Warmup, cfg.ValSplit = 1e38, 0, "-"
+	cfg.CheckpointEvery = 1
+	_, runErr := Run(cfg)
+	if !errors.Is(runErr, ErrDiverged) {
+		t.Fatalf("want ErrDiverged, got %v", runErr)
+	}
+	if !strings.Contains(runErr.Error(), "last good checkpoint: "+filepath.Join(out, "checkpoints", "last.ckpt")) {
+		t.Errorf("message does not name the last good checkpoint: %v", runErr)
+	}
+	st := readState(t, out)
+	s, err := cfg.Runtime.OpenSession(cfg.Artifacts, filepath.Join(out, "checkpoints", "last.ckpt"), SessionOptions{Threads: 1})
+	if err != nil {
+		t.Fatalf("last good checkpoint (step %d) does not load: %v", st.Step, err)
+	}
+	defer s.Close()
+	if s.CheckpointStep() != st.Step {
+		t.Errorf("checkpoint step %d, state step %d", s.CheckpointStep(), st.Step)
+	}
+	t.Logf("%v", runErr)
+}
