@@ -1,10 +1,7 @@
 package retrieve
 
 import (
-	"container/heap"
 	"math"
-	"sort"
-	"sync"
 
 	"github.com/rated-dev/rated/pkg/bench"
 )
@@ -34,62 +31,20 @@ func DefaultBM25Params() BM25Params { return BM25Params{K1: 1.5, B: 0.75, Epsilo
 // the mean idf is taken over the whole vocabulary before the floor is applied. Text is tokenised
 // with Tokenize, documents through DocText. A BM25 is safe for concurrent use.
 type BM25 struct {
-	params  BM25Params
-	ids     []string
-	terms   map[string]int32
-	idf     []float64
-	start   []int32   // postings of term t are post*[start[t]:start[t+1]]
-	postDoc []int32   // document index of each posting
-	postW   []float64 // idf(t) * tf*(K1+1)/(tf + K1*(1-B+B*|d|/avgdl)) of each posting
-	scratch sync.Pool
-}
-
-// scoreScratch is the per-search state of the lexical retrievers, reused across searches: one
-// score per document and the list of documents touched by the current query.
-type scoreScratch struct {
-	score   []float64
-	seen    []bool
-	touched []int32
+	params BM25Params
+	idf    []float64
+	ix     *lexicalIndex
 }
 
 // NewBM25 indexes docs (in corpus order, which breaks ties in Search).
 func NewBM25(docs []bench.Doc, params BM25Params) *BM25 {
+	ix, tc := buildLexicalIndex(docs)
 	n := len(docs)
-	m := &BM25{params: params, ids: make([]string, n), terms: map[string]int32{}}
-	type posting struct{ doc, tf int32 }
-	var termPostings [][]posting
-	docLen := make([]int, n)
-	total := 0
-	var toks []string
-	for i, d := range docs {
-		m.ids[i] = d.ID
-		toks = appendTokens(toks[:0], DocText(d))
-		docLen[i] = len(toks)
-		total += len(toks)
-		// Term frequencies of this document, in first-occurrence order.
-		local := map[int32]int32{}
-		var order []int32
-		for _, tok := range toks {
-			t, ok := m.terms[tok]
-			if !ok {
-				t = int32(len(termPostings))
-				m.terms[tok] = t
-				termPostings = append(termPostings, nil)
-			}
-			if _, ok := local[t]; !ok {
-				order = append(order, t)
-			}
-			local[t]++
-		}
-		for _, t := range order {
-			termPostings[t] = append(termPostings[t], posting{doc: int32(i), tf: local[t]})
-		}
-	}
+	m := &BM25{params: params, ix: ix, idf: make([]float64, len(tc.postings))}
 	// IDF in vocabulary first-occurrence order, as rank-bm25 sums it (dict insertion order).
-	m.idf = make([]float64, len(termPostings))
 	idfSum := 0.0
 	var negative []int
-	for t, ps := range termPostings {
+	for t, ps := range tc.postings {
 		df := float64(len(ps))
 		v := math.Log(float64(n)-df+0.5) - math.Log(df+0.5)
 		m.idf[t] = v
@@ -104,24 +59,24 @@ func NewBM25(docs []bench.Doc, params BM25Params) *BM25 {
 			m.idf[t] = eps
 		}
 	}
+	total := 0
+	for _, l := range tc.docLen {
+		total += l
+	}
 	avgdl := 0.0
 	if n > 0 {
 		avgdl = float64(total) / float64(n)
 	}
-	m.start = make([]int32, len(termPostings)+1)
 	k1, b := params.K1, params.B
-	for t, ps := range termPostings {
-		m.start[t+1] = m.start[t] + int32(len(ps))
+	j := 0
+	for t, ps := range tc.postings {
 		for _, p := range ps {
 			tf := float64(p.tf)
 			// Same operation order as rank-bm25 (numpy): q_freq*(k1+1) / (q_freq + k1*(1-b+b*dl/avgdl)).
-			norm := k1 * (1 - b + b*float64(docLen[p.doc])/avgdl)
-			m.postDoc = append(m.postDoc, p.doc)
-			m.postW = append(m.postW, m.idf[t]*(tf*(k1+1)/(tf+norm)))
+			norm := k1 * (1 - b + b*float64(tc.docLen[p.doc])/avgdl)
+			ix.postW[j] = m.idf[t] * (tf * (k1 + 1) / (tf + norm))
+			j++
 		}
-	}
-	m.scratch.New = func() any {
-		return &scoreScratch{score: make([]float64, n), seen: make([]bool, n)}
 	}
 	return m
 }
@@ -134,26 +89,30 @@ func (m *BM25) Params() BM25Params { return m.params }
 
 // IDF returns the (floored) IDF of a token and whether it occurs in the corpus.
 func (m *BM25) IDF(token string) (float64, bool) {
-	t, ok := m.terms[token]
+	t, ok := m.ix.terms[token]
 	if !ok {
 		return 0, false
 	}
 	return m.idf[t], true
 }
 
+// queryTerms returns the vocabulary terms of the query, repeats included (each occurrence adds
+// its score again, as in rank-bm25), with unit weights.
+func (m *BM25) queryTerms(query string) ([]int32, []float64) {
+	terms := m.ix.queryTerms(query, nil)
+	qw := make([]float64, len(terms))
+	for i := range qw {
+		qw[i] = 1
+	}
+	return terms, qw
+}
+
 // Scores returns the BM25 score of every document for query, in corpus order (rank-bm25's
 // get_scores).
 func (m *BM25) Scores(query string) []float64 {
-	out := make([]float64, len(m.ids))
-	for _, tok := range Tokenize(query) {
-		t, ok := m.terms[tok]
-		if !ok {
-			continue
-		}
-		for j := m.start[t]; j < m.start[t+1]; j++ {
-			out[m.postDoc[j]] += m.postW[j]
-		}
-	}
+	out := make([]float64, len(m.ix.ids))
+	terms, qw := m.queryTerms(query)
+	m.ix.scores(terms, qw, out)
 	return out
 }
 
@@ -161,76 +120,12 @@ func (m *BM25) Scores(query string) []float64 {
 // by corpus order. Documents sharing no term with the query score 0 and are never returned, so
 // fewer than k candidates come back when fewer documents match. k <= 0 returns nothing.
 func (m *BM25) Search(query string, k int) ([]Candidate, error) {
-	if k <= 0 || len(m.ids) == 0 {
-		return nil, nil
-	}
-	s := m.scratch.Get().(*scoreScratch)
-	defer m.scratch.Put(s)
-	for _, tok := range Tokenize(query) {
-		t, ok := m.terms[tok]
-		if !ok {
-			continue
-		}
-		for j := m.start[t]; j < m.start[t+1]; j++ {
-			d := m.postDoc[j]
-			if !s.seen[d] {
-				s.seen[d] = true
-				s.touched = append(s.touched, d)
-			}
-			s.score[d] += m.postW[j]
-		}
-	}
-	out := topK(s.touched, s.score, k, m.ids)
-	for _, d := range s.touched {
-		s.score[d] = 0
-		s.seen[d] = false
-	}
-	s.touched = s.touched[:0]
-	return out, nil
+	terms, qw := m.queryTerms(query)
+	return m.ix.search(terms, qw, k), nil
 }
 
-// topK selects the k best of the touched documents with a positive score (higher score first,
-// then lower corpus index) and returns them best first.
-func topK(touched []int32, score []float64, k int, ids []string) []Candidate {
-	h := candHeap{}
-	for _, d := range touched {
-		sc := score[d]
-		if !(sc > 0) {
-			continue
-		}
-		c := Candidate{Index: int(d), Score: sc}
-		if len(h) < k {
-			heap.Push(&h, c)
-		} else if better(c, h[0]) {
-			h[0] = c
-			heap.Fix(&h, 0)
-		}
-	}
-	sort.Slice(h, func(i, j int) bool { return better(h[i], h[j]) })
-	for i := range h {
-		h[i].ID = ids[h[i].Index]
-	}
-	return []Candidate(h)
-}
-
-// better orders candidates: higher score first, ties by lower corpus index.
-func better(a, b Candidate) bool {
-	if a.Score != b.Score {
-		return a.Score > b.Score
-	}
-	return a.Index < b.Index
-}
-
-// candHeap is a min-heap on better: its root is the worst kept candidate.
-type candHeap []Candidate
-
-func (h candHeap) Len() int           { return len(h) }
-func (h candHeap) Less(i, j int) bool { return better(h[j], h[i]) }
-func (h candHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *candHeap) Push(x any)        { *h = append(*h, x.(Candidate)) }
-func (h *candHeap) Pop() any {
-	old := *h
-	c := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return c
+// SearchBatch runs Search for every query, in parallel on GOMAXPROCS goroutines; results are in
+// query order.
+func (m *BM25) SearchBatch(queries []string, k int) ([][]Candidate, error) {
+	return searchParallel(queries, k, m.Search)
 }

@@ -2,6 +2,8 @@ package retrieve
 
 import (
 	"math"
+	"reflect"
+	"sort"
 	"testing"
 
 	"github.com/rated-dev/rated/pkg/bench"
@@ -91,5 +93,56 @@ func TestBM25EmptyCorpus(t *testing.T) {
 	got, err := m.Search("anything", 5)
 	if err != nil || len(got) != 0 {
 		t.Fatalf("empty corpus: got %+v, %v", got, err)
+	}
+}
+
+func TestBM25SearchBatchMatchesSearch(t *testing.T) {
+	m := NewBM25(handCorpus(), DefaultBM25Params())
+	queries := []string{"beta", "alpha delta gamma", "none", "", "beta beta gamma"}
+	batch, err := m.SearchBatch(queries, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, q := range queries {
+		one, _ := m.Search(q, 2)
+		if !reflect.DeepEqual(batch[i], one) {
+			t.Errorf("SearchBatch[%d] = %+v, Search(%q) = %+v", i, batch[i], q, one)
+		}
+	}
+}
+
+// TestLexicalSearchMatchesBruteForce checks both accumulation paths of the inverted index (dense
+// scan for long postings, touched list for short ones) against a plain sort of Scores.
+func TestLexicalSearchMatchesBruteForce(t *testing.T) {
+	docs, queries := speedData()
+	docs, queries = docs[:400], queries[:300]
+	// Rare single-word queries take the touched-list path; long queries the dense path.
+	queries = append(queries, "w29000", "w17 w2999", "w5000 w5001 w5002", "w0")
+	for _, m := range []scorer{NewBM25(docs, DefaultBM25Params()), NewTFIDF(docs, TFIDFParams{Sublinear: true})} {
+		for _, q := range queries {
+			scores := m.Scores(q)
+			var want []int
+			for d, s := range scores {
+				if s > 0 {
+					want = append(want, d)
+				}
+			}
+			sort.SliceStable(want, func(a, b int) bool { return scores[want[a]] > scores[want[b]] })
+			if len(want) > 20 {
+				want = want[:20]
+			}
+			got, err := m.Search(q, 20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%s %q: %d candidates, want %d", m.Name(), q, len(got), len(want))
+			}
+			for i := range got {
+				if got[i].Index != want[i] || got[i].Score != scores[want[i]] {
+					t.Fatalf("%s %q rank %d: %+v, want doc %d score %v", m.Name(), q, i, got[i], want[i], scores[want[i]])
+				}
+			}
+		}
 	}
 }

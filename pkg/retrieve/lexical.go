@@ -1,6 +1,10 @@
 package retrieve
 
 import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -36,13 +40,14 @@ func Tokenize(text string) []string {
 
 // appendTokens appends the tokens of text to dst (see Tokenize).
 func appendTokens(dst []string, text string) []string {
-	var buf []byte
-	flush := func() {
-		if len(buf) > 0 {
-			dst = append(dst, string(buf))
-			buf = buf[:0]
-		}
-	}
+	forEachToken(text, nil, func(tok []byte) { dst = append(dst, string(tok)) })
+	return dst
+}
+
+// forEachToken calls fn with each token of text (see Tokenize), built in buf (reused; fn must not
+// keep the slice), and returns buf for reuse.
+func forEachToken(text string, buf []byte, fn func(tok []byte)) []byte {
+	buf = buf[:0]
 	for i := 0; i < len(text); {
 		c := text[i]
 		if c < utf8.RuneSelf {
@@ -53,7 +58,10 @@ func appendTokens(dst []string, text string) []string {
 			case 'A' <= c && c <= 'Z':
 				buf = append(buf, c+('a'-'A'))
 			default:
-				flush()
+				if len(buf) > 0 {
+					fn(buf)
+					buf = buf[:0]
+				}
 			}
 			continue
 		}
@@ -61,10 +69,43 @@ func appendTokens(dst []string, text string) []string {
 		i += size
 		if unicode.IsLetter(r) || unicode.IsNumber(r) {
 			buf = utf8.AppendRune(buf, unicode.ToLower(r))
-		} else {
-			flush()
+		} else if len(buf) > 0 {
+			fn(buf)
+			buf = buf[:0]
 		}
 	}
-	flush()
-	return dst
+	if len(buf) > 0 {
+		fn(buf)
+	}
+	return buf
+}
+
+// searchParallel runs search for every query on GOMAXPROCS goroutines and returns the results
+// in query order; the first error (by query order) wins.
+func searchParallel(queries []string, k int, search func(string, int) ([]Candidate, error)) ([][]Candidate, error) {
+	out := make([][]Candidate, len(queries))
+	errs := make([]error, len(queries))
+	workers := min(runtime.GOMAXPROCS(0), len(queries))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(queries) {
+					return
+				}
+				out[i], errs[i] = search(queries[i], k)
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("query %d: %w", i, err)
+		}
+	}
+	return out, nil
 }

@@ -106,7 +106,7 @@ type refCorpus struct {
 // refCorpora returns (1) the tools of the embedded default benchmark searched with its own
 // queries and the 765 ToolBench queries, and (2) the ToolBench queries used as documents (a
 // larger vocabulary, with terms in more than half of the documents, so the IDF floor is hit)
-// searched with the default benchmark's queries and 200 ToolBench queries.
+// searched with the default benchmark's queries and 100 ToolBench queries.
 func refCorpora(t *testing.T) []refCorpus {
 	t.Helper()
 	def, err := defaultbench.Load()
@@ -124,7 +124,7 @@ func refCorpora(t *testing.T) []refCorpus {
 	}
 	return []refCorpus{
 		{"default-tools", def.Corpus, append(append([]string{}, defQueries...), tb...)},
-		{"toolbench-as-docs", tbDocs, append(append([]string{}, defQueries...), tb[:200]...)},
+		{"toolbench-as-docs", tbDocs, append(append([]string{}, defQueries...), tb[:100]...)},
 	}
 }
 

@@ -2,7 +2,6 @@ package retrieve
 
 import (
 	"math"
-	"sync"
 
 	"github.com/rated-dev/rated/pkg/bench"
 )
@@ -24,66 +23,33 @@ type TFIDFParams struct {
 // Query terms missing from the corpus vocabulary are ignored, as in TfidfVectorizer.transform.
 // Text is tokenised with Tokenize, documents through DocText. A TFIDF is safe for concurrent use.
 type TFIDF struct {
-	params  TFIDFParams
-	ids     []string
-	terms   map[string]int32
-	idf     []float64
-	start   []int32
-	postDoc []int32
-	postW   []float64 // w(t, d) / ‖w(·, d)‖
-	scratch sync.Pool
+	params TFIDFParams
+	idf    []float64
+	ix     *lexicalIndex
 }
 
 // NewTFIDF indexes docs (in corpus order, which breaks ties in Search).
 func NewTFIDF(docs []bench.Doc, params TFIDFParams) *TFIDF {
+	ix, tc := buildLexicalIndex(docs)
 	n := len(docs)
-	m := &TFIDF{params: params, ids: make([]string, n), terms: map[string]int32{}}
-	type posting struct{ doc, tf int32 }
-	var termPostings [][]posting
-	var toks []string
-	for i, d := range docs {
-		m.ids[i] = d.ID
-		toks = appendTokens(toks[:0], DocText(d))
-		local := map[int32]int32{}
-		var order []int32
-		for _, tok := range toks {
-			t, ok := m.terms[tok]
-			if !ok {
-				t = int32(len(termPostings))
-				m.terms[tok] = t
-				termPostings = append(termPostings, nil)
-			}
-			if _, ok := local[t]; !ok {
-				order = append(order, t)
-			}
-			local[t]++
-		}
-		for _, t := range order {
-			termPostings[t] = append(termPostings[t], posting{doc: int32(i), tf: local[t]})
-		}
-	}
-	m.idf = make([]float64, len(termPostings))
-	for t, ps := range termPostings {
+	m := &TFIDF{params: params, ix: ix, idf: make([]float64, len(tc.postings))}
+	for t, ps := range tc.postings {
 		m.idf[t] = math.Log(float64(1+n)/float64(1+len(ps))) + 1
 	}
 	// Squared norms of the document vectors.
 	norm2 := make([]float64, n)
-	for t, ps := range termPostings {
+	for t, ps := range tc.postings {
 		for _, p := range ps {
 			w := m.tf(float64(p.tf)) * m.idf[t]
 			norm2[p.doc] += w * w
 		}
 	}
-	m.start = make([]int32, len(termPostings)+1)
-	for t, ps := range termPostings {
-		m.start[t+1] = m.start[t] + int32(len(ps))
+	j := 0
+	for t, ps := range tc.postings {
 		for _, p := range ps {
-			m.postDoc = append(m.postDoc, p.doc)
-			m.postW = append(m.postW, m.tf(float64(p.tf))*m.idf[t]/math.Sqrt(norm2[p.doc]))
+			ix.postW[j] = m.tf(float64(p.tf)) * m.idf[t] / math.Sqrt(norm2[p.doc])
+			j++
 		}
-	}
-	m.scratch.New = func() any {
-		return &scoreScratch{score: make([]float64, n), seen: make([]bool, n)}
 	}
 	return m
 }
@@ -102,20 +68,17 @@ func (m *TFIDF) Name() string { return "TF-IDF" }
 // queryWeights returns the normalised query vector as parallel term and weight slices (terms
 // in first-occurrence order); nil when no query term is in the vocabulary.
 func (m *TFIDF) queryWeights(query string) ([]int32, []float64) {
-	counts := map[int32]float64{}
+	all := m.ix.queryTerms(query, nil)
+	if len(all) == 0 {
+		return nil, nil
+	}
+	counts := make(map[int32]float64, len(all))
 	var order []int32
-	for _, tok := range Tokenize(query) {
-		t, ok := m.terms[tok]
-		if !ok {
-			continue
-		}
+	for _, t := range all {
 		if _, ok := counts[t]; !ok {
 			order = append(order, t)
 		}
 		counts[t]++
-	}
-	if len(order) == 0 {
-		return nil, nil
 	}
 	w := make([]float64, len(order))
 	norm2 := 0.0
@@ -132,13 +95,9 @@ func (m *TFIDF) queryWeights(query string) ([]int32, []float64) {
 
 // Scores returns the cosine similarity of query with every document, in corpus order.
 func (m *TFIDF) Scores(query string) []float64 {
-	out := make([]float64, len(m.ids))
+	out := make([]float64, len(m.ix.ids))
 	terms, w := m.queryWeights(query)
-	for i, t := range terms {
-		for j := m.start[t]; j < m.start[t+1]; j++ {
-			out[m.postDoc[j]] += w[i] * m.postW[j]
-		}
-	}
+	m.ix.scores(terms, w, out)
 	return out
 }
 
@@ -146,30 +105,12 @@ func (m *TFIDF) Scores(query string) []float64 {
 // broken by corpus order. Documents sharing no term with the query are never returned, so fewer
 // than k candidates come back when fewer documents match. k <= 0 returns nothing.
 func (m *TFIDF) Search(query string, k int) ([]Candidate, error) {
-	if k <= 0 || len(m.ids) == 0 {
-		return nil, nil
-	}
 	terms, w := m.queryWeights(query)
-	if len(terms) == 0 {
-		return nil, nil
-	}
-	s := m.scratch.Get().(*scoreScratch)
-	defer m.scratch.Put(s)
-	for i, t := range terms {
-		for j := m.start[t]; j < m.start[t+1]; j++ {
-			d := m.postDoc[j]
-			if !s.seen[d] {
-				s.seen[d] = true
-				s.touched = append(s.touched, d)
-			}
-			s.score[d] += w[i] * m.postW[j]
-		}
-	}
-	out := topK(s.touched, s.score, k, m.ids)
-	for _, d := range s.touched {
-		s.score[d] = 0
-		s.seen[d] = false
-	}
-	s.touched = s.touched[:0]
-	return out, nil
+	return m.ix.search(terms, w, k), nil
+}
+
+// SearchBatch runs Search for every query, in parallel on GOMAXPROCS goroutines; results are in
+// query order.
+func (m *TFIDF) SearchBatch(queries []string, k int) ([][]Candidate, error) {
+	return searchParallel(queries, k, m.Search)
 }
