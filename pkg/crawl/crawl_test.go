@@ -1,0 +1,224 @@
+package crawl
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rated-dev/rated/internal/testassets"
+	"github.com/rated-dev/rated/pkg/catalog"
+)
+
+func TestLoadSourcesPinnedFile(t *testing.T) {
+	cfg, err := LoadSources(filepath.Join(testassets.Root(t), "configs", "sources.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range Platforms {
+		if len(cfg.Platforms[p]) == 0 {
+			t.Errorf("no pinned sources for %s", p)
+		}
+		for _, s := range cfg.Platforms[p] {
+			if s.Version == "" {
+				t.Errorf("%s: %s is not pinned", p, s.Package)
+			}
+		}
+	}
+}
+
+func TestLoadSourcesRejectsBadEntries(t *testing.T) {
+	dir := t.TempDir()
+	cases := map[string]string{
+		"registry": "platforms:\n  n8n:\n    - {registry: maven, package: x, version: 1, kind: npm}\n",
+		"package":  "platforms:\n  n8n:\n    - {registry: npm, package: \"x; rm -rf /\", version: 1, kind: npm}\n",
+		"version":  "platforms:\n  n8n:\n    - {registry: npm, package: x, version: \"--exec\", kind: npm}\n",
+		"kind":     "platforms:\n  n8n:\n    - {registry: pypi, package: x, version: 1, kind: npm}\n",
+		"yaml":     "platforms: [\n",
+	}
+	for name, body := range cases {
+		p := filepath.Join(dir, name+".yaml")
+		os.WriteFile(p, []byte(body), 0o644)
+		if _, err := LoadSources(p); err == nil || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: error %v should name %s", name, err, p)
+		}
+	}
+}
+
+func TestSourceCacheName(t *testing.T) {
+	cases := []struct {
+		s    Source
+		want string
+	}{
+		{Source{Registry: "npm", Package: "@n8n/n8n-nodes-langchain", Version: "2.41.1", Kind: "npm"}, "npm/n8n+n8n-nodes-langchain-2.41.1.tgz"},
+		{Source{Registry: "pypi", Package: "crewai-tools", Version: "1.15.30", Kind: "sdist"}, "pypi/crewai-tools-1.15.30.tar.gz"},
+		{Source{Registry: "pypi", Package: "langchain-community", Version: "0.4.2", Kind: "wheel"}, "pypi/langchain-community-0.4.2.whl"},
+	}
+	for _, c := range cases {
+		if got := filepath.ToSlash(c.s.CacheName()); got != c.want {
+			t.Errorf("CacheName(%+v) = %s, want %s", c.s, got, c.want)
+		}
+	}
+}
+
+// The fetcher runs the registry client once, caches under the canonical name, and turns a
+// failing client into an error with the local-tree hint.
+func TestFetcherCachesAndHints(t *testing.T) {
+	dir := t.TempDir()
+	var calls [][]string
+	run := func(_ context.Context, wd, name string, args ...string) ([]byte, error) {
+		calls = append(calls, append([]string{name}, args...))
+		if strings.Contains(strings.Join(args, " "), "broken") {
+			return nil, errors.New("connection refused")
+		}
+		if name == "npm" && args[0] == "view" {
+			return []byte("3.0.0\n"), nil
+		}
+		if name == "python3" && args[2] == "index" {
+			return []byte("somepkg (1.2.3)\nAvailable versions: 1.2.3, 1.2.2\n"), nil
+		}
+		return nil, os.WriteFile(filepath.Join(wd, "downloaded-file"), []byte("archive"), 0o644)
+	}
+	f := &Fetcher{Dir: dir, Run: run}
+	src := Source{Registry: "npm", Package: "n8n-nodes-base", Version: "2.41.2", Kind: "npm"}
+	for i := 0; i < 2; i++ {
+		p, err := f.Fetch(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p != filepath.Join(dir, "npm", "n8n-nodes-base-2.41.2.tgz") {
+			t.Errorf("path = %s", p)
+		}
+	}
+	if len(calls) != 1 || strings.Join(calls[0], " ") != "npm pack --silent n8n-nodes-base@2.41.2" {
+		t.Errorf("calls = %v, want one npm pack", calls)
+	}
+	whl := Source{Registry: "pypi", Package: "langchain-community", Version: "0.4.2", Kind: "wheel"}
+	if _, err := f.Fetch(context.Background(), whl); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(calls[1], " "); !strings.Contains(got, "pip download") || !strings.Contains(got, "--no-deps") || !strings.Contains(got, "langchain-community==0.4.2") {
+		t.Errorf("pip call = %s", got)
+	}
+	_, err := f.Fetch(context.Background(), Source{Registry: "pypi", Package: "broken", Version: "1", Kind: "wheel"})
+	if err == nil || !strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), "--source PLATFORM=PATH") {
+		t.Errorf("unreachable registry error = %v", err)
+	}
+	if v, err := f.Latest(context.Background(), src); err != nil || v != "3.0.0" {
+		t.Errorf("npm latest = %q %v", v, err)
+	}
+	if v, err := f.Latest(context.Background(), whl); err != nil || v != "1.2.3" {
+		t.Errorf("pip latest = %q %v", v, err)
+	}
+}
+
+// Shares worked out by hand: n8n has 4 tools, 2 with an endpoint, 3 with a required credential
+// (one only optional), 1 broken and 1 needing auth after probing.
+func TestComputeStatsByHand(t *testing.T) {
+	req := []catalog.Credential{{Name: "k", Required: true}}
+	tools := []catalog.Tool{
+		{ID: "1", Platform: "n8n", Endpoints: []catalog.Endpoint{{URL: "https://a.test"}}, Auth: req, Probe: &catalog.ProbeResult{Status: catalog.ProbeBroken}},
+		{ID: "2", Platform: "n8n", Endpoints: []catalog.Endpoint{{URL: "https://b.test"}}, Auth: req, Probe: &catalog.ProbeResult{Status: catalog.ProbeNeedsAuth}},
+		{ID: "3", Platform: "n8n", Auth: req, Probe: &catalog.ProbeResult{Status: catalog.ProbeNoEndpoint}, RuntimeOnly: []string{"description"}},
+		{ID: "4", Platform: "n8n", Auth: []catalog.Credential{{Name: "opt"}}, Probe: &catalog.ProbeResult{Status: catalog.ProbeNoEndpoint}},
+		{ID: "5", Platform: "crewai"},
+	}
+	results := []*PlatformResult{{Platform: "n8n", Warnings: []string{"w"}}, {Platform: "crewai"}}
+	st := ComputeStats(results, tools)
+	n := st[0]
+	if n.Tools != 4 || n.WithEndpoint != 0.5 || n.NeedsAuth != 0.75 || n.RuntimeOnly != 1 || !n.Probed ||
+		n.Broken != 0.25 || n.LacksAuth != 0.25 || n.BrokenOrNoAuth != 0.5 || n.Warnings != 1 || n.ProbeStatus[catalog.ProbeNoEndpoint] != 2 {
+		t.Errorf("n8n stats = %+v", n)
+	}
+	if c := st[1]; c.Tools != 1 || c.Probed || c.WithEndpoint != 0 {
+		t.Errorf("crewai stats = %+v", c)
+	}
+	var buf bytes.Buffer
+	if err := WriteStatsTable(&buf, st); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"50.0%", "75.0%", "25.0%", "broken or lacking auth"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, buf.String())
+		}
+	}
+	// "all" row: 5 tools, 2 with endpoint (40%), 3 needing auth (60%).
+	if !strings.Contains(buf.String(), "40.0%") || !strings.Contains(buf.String(), "60.0%") {
+		t.Errorf("total row wrong:\n%s", buf.String())
+	}
+}
+
+// Run over the four testdata trees: writes a catalog readable by catalog.ReadJSONL, with the
+// prior set by the lexical fallback, and prints the table and the JSON stats.
+func TestRunOnTestdata(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "data", "catalog.jsonl")
+	statsOut := filepath.Join(t.TempDir(), "stats.json")
+	var stdout, stderr bytes.Buffer
+	ro := RunOptions{
+		Options: Options{Local: map[string][]LocalSource{
+			"n8n":        {{Path: "testdata/n8n"}},
+			"langchain":  {{Path: "testdata/langchain"}},
+			"crewai":     {{Path: "testdata/crewai"}},
+			"llamaindex": {{Path: "testdata/llamaindex/llama_index_tools_basea-1.0.0"}, {Path: "testdata/llamaindex/llama_index_tools_extb-2.0.0"}},
+		}},
+		Out: out, StatsOut: statsOut, Stdout: &stdout, Stderr: &stderr,
+	}
+	stats, err := Run(context.Background(), ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := catalog.ReadJSONL(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools) != 5+7+3+6 {
+		t.Errorf("catalog has %d tools, want 21", len(tools))
+	}
+	for _, tl := range tools {
+		if tl.Prior == nil || tl.Prior.ConsistencyMethod != "lexical-cosine" {
+			t.Fatalf("%s: prior %+v", tl.ID, tl.Prior)
+		}
+		w := map[string]float64{"n8n": 0.8, "langchain": 0.9, "crewai": 0.9, "llamaindex": 0.9}[tl.Platform]
+		if tl.Prior.SourceWeight != w {
+			t.Errorf("%s: source weight %v, want %v", tl.ID, tl.Prior.SourceWeight, w)
+		}
+		v := 0.5*tl.Prior.Consistency + 0.3*tl.Prior.SourceWeight + 0.2*tl.Prior.Quality
+		if math.Abs(v-tl.Prior.Value) > 1e-12 {
+			t.Errorf("%s: prior value %v != 0.5c+0.3s+0.2q = %v", tl.ID, tl.Prior.Value, v)
+		}
+	}
+	if !strings.Contains(stderr.String(), "lexical fallback") {
+		t.Errorf("stderr does not name the lexical fallback: %s", stderr.String())
+	}
+	if len(stats) != 4 || stats[0].Platform != "n8n" || stats[0].Tools != 5 || stats[1].Tools != 7 {
+		t.Errorf("stats = %+v", stats)
+	}
+	var fromFile []PlatformStats
+	data, _ := os.ReadFile(statsOut)
+	if err := json.Unmarshal(data, &fromFile); err != nil || len(fromFile) != 4 {
+		t.Errorf("stats file: %v %s", err, data)
+	}
+	if !strings.Contains(stdout.String(), "platform") || !strings.Contains(stdout.String(), `"share_with_endpoint"`) {
+		t.Errorf("stdout lacks table or JSON:\n%s", stdout.String())
+	}
+}
+
+func TestParseLocalSource(t *testing.T) {
+	plat, ls, err := ParseLocalSource("langchain=/src/langchain.git@v0.3.1")
+	if err != nil || plat != "langchain" || ls.Path != "/src/langchain.git" || ls.Rev != "v0.3.1" {
+		t.Errorf("got %s %+v %v", plat, ls, err)
+	}
+	if _, ls, _ := ParseLocalSource("n8n=/a@b/c"); ls.Path != "/a@b/c" || ls.Rev != "" {
+		t.Errorf("@ inside a path is not a revision: %+v", ls)
+	}
+	for _, bad := range []string{"nope=/x", "n8n", "=x"} {
+		if _, _, err := ParseLocalSource(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
