@@ -81,7 +81,9 @@ func TestProbeURLClasses(t *testing.T) {
 		}
 	})
 	mux.HandleFunc("/redirect-ok", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ok", http.StatusFound) })
-	mux.HandleFunc("/redirect-missing", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/nowhere", http.StatusMovedPermanently) })
+	mux.HandleFunc("/redirect-missing", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/nowhere", http.StatusMovedPermanently)
+	})
 	mux.HandleFunc("/loop", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/loop", http.StatusFound) })
 	srv := httptest.NewServer(mux)
 	defer srv.Close()

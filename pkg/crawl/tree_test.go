@@ -15,7 +15,7 @@ import (
 
 type member struct {
 	name, body, link string
-	typ             byte
+	typ              byte
 }
 
 func writeTgz(t *testing.T, path string, members []member) {
