@@ -7,6 +7,6 @@
 // The content is authored in source/*.yaml and turned into data/ by `go generate
 // ./pkg/defaultbench` (see internal/gen); README.md is its datasheet.
 //
-// Counts (checked by TestDocCommentCounts): 249 tools (LangChain 72, CrewAI 61,
-// LlamaIndex 37, n8n 79) in 60 functions; 933 queries, 280 in dev and 653 in test.
+// Counts (checked by TestDocCommentCounts): 316 tools (LangChain 90, CrewAI 76,
+// LlamaIndex 47, n8n 103) in 78 functions; 1,500 queries, 456 in dev and 1,044 in test.
 package defaultbench
