@@ -21,5 +21,6 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newLLMCmd())
 	root.AddCommand(newModelCmd())
 	root.AddCommand(newCrawlCmd())
+	root.AddCommand(newFinetuneCmd())
 	return root
 }

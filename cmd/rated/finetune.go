@@ -1,0 +1,157 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rated-dev/rated/pkg/bench"
+	"github.com/rated-dev/rated/pkg/encode"
+	"github.com/rated-dev/rated/pkg/train"
+)
+
+// newFinetuneCmd builds `rated finetune`: InfoNCE fine-tuning of a model folder on a BEIR
+// benchmark through ONNX Runtime's training API (pkg/train, docs/FINETUNE.md).
+func newFinetuneCmd() *cobra.Command {
+	var (
+		modelDir, benchDir, outDir, artifactsDir, assets, lib, negatives, name string
+		trainSplit, valSplit, towers, device, builder                          string
+		batch, negPer, maxLen, warmup, epochs, maxSteps, valEvery, valMax      int
+		ckEvery, threads                                                       int
+		lr, tau, maxLossRatio                                                  float64
+		seed                                                                   uint64
+		fresh                                                                  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "finetune --model DIR --bench DIR --out DIR",
+		Short: "Fine-tune a text encoder with in-batch InfoNCE and hard negatives (ONNX Runtime training)",
+		Long: `Fine-tunes the model folder --model on the train split of the BEIR benchmark --bench with the
+paper's contrastive recipe (InfoNCE over in-batch positives and hard negatives, tau 0.05, batch 8,
+lr 1e-5 with 1,000 warm-up steps then linear decay, max length 256, 1 epoch), validating MRR on the
+dev split every --val-every steps and keeping the best checkpoint. Hard negatives come from
+BENCH/negatives.jsonl (rated build-bench) and, where it lacks them, from BM25.
+
+The training graph is built once into OUT/artifacts by scripts/train/build_artifacts.py (Python venv
+<assets>/train-venv from scripts/setup.d/50-training.sh) unless --artifacts names one. Steps run in
+Go through the training-enabled ONNX Runtime <assets>/lib/training/libonnxruntime.so.
+
+OUT receives model.onnx (or query_model.onnx and doc_model.onnx for --towers dual),
+tokenizer.json, rated.yaml, TRAINING.md and checkpoints/; rerunning the same command resumes from
+checkpoints/last unless --fresh.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if modelDir == "" || benchDir == "" || outDir == "" {
+				return errors.New("finetune: --model, --bench and --out are required")
+			}
+			if device != encode.DeviceCPU {
+				return fmt.Errorf("finetune: --device %s: the training library installed by 50-training.sh is a CPU build; only cpu is supported", device)
+			}
+			if assets == "" {
+				assets = encode.DefaultAssetsDir()
+			}
+			if lib == "" {
+				lib = filepath.Join(assets, "lib", "training", "libonnxruntime.so")
+			}
+			if negatives == "" {
+				negatives = filepath.Join(benchDir, "negatives.jsonl")
+			}
+			log := cmd.ErrOrStderr()
+			if fresh {
+				if err := os.RemoveAll(filepath.Join(outDir, "checkpoints")); err != nil {
+					return err
+				}
+			}
+			if artifactsDir == "" {
+				artifactsDir = filepath.Join(outDir, "artifacts")
+				if _, err := os.Stat(filepath.Join(artifactsDir, "artifacts.json")); err != nil {
+					python := filepath.Join(assets, "train-venv", "bin", "python")
+					if _, err := os.Stat(python); err != nil {
+						return fmt.Errorf("finetune: %s not found: run scripts/setup (50-training.sh) or pass --artifacts", python)
+					}
+					args := []string{builder, "--model", modelDir, "--out", artifactsDir, "--batch", strconv.Itoa(batch),
+						"--negatives", strconv.Itoa(negPer), "--seq", strconv.Itoa(maxLen), "--tau", strconv.FormatFloat(tau, 'g', -1, 64),
+						"--towers", towers}
+					fmt.Fprintf(log, "finetune: building training artifacts: %s %v\n", python, args)
+					c := exec.Command(python, args...)
+					out, err := c.CombinedOutput()
+					if err != nil {
+						return fmt.Errorf("finetune: artifact builder failed: %w\n%s", err, tail(out, 2000))
+					}
+				}
+			}
+			art, err := train.LoadArtifacts(artifactsDir)
+			if err != nil {
+				return err
+			}
+			if art.Batch != batch || art.Negatives != negPer || art.Seq != maxLen || art.Tau != tau || art.Towers != towers {
+				return fmt.Errorf("finetune: %s was built with batch %d, hard negatives %d, length %d, tau %g, towers %s; the flags ask for %d, %d, %d, %g, %s: delete it or pass matching flags",
+					artifactsDir, art.Batch, art.Negatives, art.Seq, art.Tau, art.Towers, batch, negPer, maxLen, tau, towers)
+			}
+			b, err := bench.ReadDir(benchDir)
+			if err != nil {
+				return err
+			}
+			rt, err := train.OpenRuntime(lib)
+			if err != nil {
+				return err
+			}
+			defer rt.Close()
+			st, err := train.Run(train.Config{
+				Runtime: rt, EncodeRuntime: encode.NewRuntime(lib), Artifacts: art, ModelDir: modelDir, OutDir: outDir, Name: name,
+				Bench: b, BenchDir: benchDir, TrainSplit: trainSplit, ValSplit: valSplit, NegativesPath: negatives,
+				LR: lr, Warmup: warmup, Epochs: epochs, MaxSteps: maxSteps, Seed: seed, ValEvery: valEvery, ValMaxQueries: valMax,
+				CheckpointEvery: ckEvery, MaxLossRatio: maxLossRatio, Threads: threads, Resume: true, Log: log,
+			})
+			if err != nil {
+				return fmt.Errorf("finetune: %w", err)
+			}
+			if len(st.Val) > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s MRR: step 0 %.4f, best step %d %.4f; model folder %s\n", valSplit, st.Val[0].MRR, st.BestStep, st.BestMRR, outDir)
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "trained %d steps; model folder %s\n", st.Step, outDir)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&modelDir, "model", "", "source model folder (model.onnx, tokenizer.json, rated.yaml)")
+	f.StringVar(&benchDir, "bench", "", "BEIR benchmark folder with qrels/train.tsv (and dev.tsv)")
+	f.StringVar(&outDir, "out", "", "output model folder")
+	f.StringVar(&name, "name", "", "model name in rated.yaml (default: the --out folder name)")
+	f.StringVar(&artifactsDir, "artifacts", "", "prebuilt training artifacts (default: build into OUT/artifacts)")
+	f.StringVar(&builder, "builder", "scripts/train/build_artifacts.py", "artifact builder script")
+	f.StringVar(&assets, "assets", "", "asset folder (default $RATED_ASSETS or .rated)")
+	f.StringVar(&lib, "lib", "", "training-enabled ONNX Runtime (default <assets>/lib/training/libonnxruntime.so)")
+	f.StringVar(&negatives, "negatives", "", "hard negatives file (default BENCH/negatives.jsonl; missing: BM25)")
+	f.StringVar(&trainSplit, "train-split", "train", "qrels split to train on")
+	f.StringVar(&valSplit, "val-split", "dev", "qrels split to validate on (- for none)")
+	f.StringVar(&towers, "towers", train.TowersShared, "shared (one encoder) or dual (DRAGON-style query and document towers)")
+	f.StringVar(&device, "device", encode.DeviceCPU, "execution device (cpu)")
+	f.IntVar(&batch, "batch", 8, "queries per step (bound into the graph)")
+	f.IntVar(&negPer, "hard-negatives", 1, "hard negatives per query (bound into the graph)")
+	f.IntVar(&maxLen, "max-len", 256, "token length every row is padded or truncated to (bound into the graph)")
+	f.Float64Var(&tau, "tau", 0.05, "InfoNCE temperature (bound into the graph)")
+	f.Float64Var(&lr, "lr", 1e-5, "peak learning rate (AdamW)")
+	f.IntVar(&warmup, "warmup", 1000, "linear warm-up steps")
+	f.IntVar(&epochs, "epochs", 1, "passes over the training pairs")
+	f.IntVar(&maxSteps, "max-steps", 0, "stop after this many steps (0: epochs)")
+	f.Uint64Var(&seed, "seed", 1, "seed of the data order and random negatives")
+	f.IntVar(&valEvery, "val-every", 500, "validate every N steps (0: only before and after)")
+	f.IntVar(&valMax, "val-max-queries", 0, "cap on validation queries (0: all)")
+	f.IntVar(&ckEvery, "checkpoint-every", 100, "save checkpoints/last every N steps")
+	f.Float64Var(&maxLossRatio, "max-loss-ratio", 4, "stop when a loss exceeds this multiple of the first (negative: off)")
+	f.IntVar(&threads, "threads", 0, "ONNX Runtime intra-op threads (0: all cores)")
+	f.BoolVar(&fresh, "fresh", false, "discard OUT/checkpoints instead of resuming")
+	return cmd
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
