@@ -28,7 +28,7 @@ var (
 )
 
 // sharedRuntime returns the process's one Runtime over the installed library.
-func sharedRuntime(t *testing.T) *Runtime {
+func sharedRuntime(t testing.TB) *Runtime {
 	t.Helper()
 	lib := testassets.ORTLibrary(t)
 	testRuntimeOnce.Do(func() { testRuntime = NewRuntime(lib) })

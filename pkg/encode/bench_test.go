@@ -1,0 +1,168 @@
+package encode
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/rated-dev/rated/internal/testassets"
+)
+
+// benchThreads is ONNX Runtime's intra-op thread count in the benchmarks ($RATED_BENCH_THREADS,
+// default 1), the same for Go and Python.
+func benchThreads() int {
+	if n, err := strconv.Atoi(os.Getenv("RATED_BENCH_THREADS")); err == nil && n > 0 {
+		return n
+	}
+	return 1
+}
+
+// benchTexts returns the ToolBench queries of ../shared/data/toolbench (real agent requests,
+// 30-80 tokens), or skips.
+func benchTexts(b *testing.B) []string {
+	path := filepath.Join(testassets.Root(b), "..", "shared", "data", "toolbench", "queries.jsonl")
+	f, err := os.Open(path)
+	if err != nil {
+		b.Skipf("benchmark texts: %v", err)
+	}
+	defer f.Close()
+	var texts []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var q struct {
+			Query string `json:"query"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &q); err == nil && q.Query != "" {
+			texts = append(texts, q.Query)
+		}
+	}
+	return texts[:min(256, len(texts))]
+}
+
+// BenchmarkEncode compares Go (pkg/encode: tokenizer + ONNX Runtime + pooling) with Python
+// (tokenizers + onnxruntime + numpy) on the same model, texts, batch size and threads, in one
+// run. One op is one pass over 256 ToolBench queries in batches of 1 or 32; ns/text is the figure
+// to compare (run with -benchtime Nx for N passes each).
+func BenchmarkEncode(b *testing.B) {
+	rt := sharedRuntime(b)
+	texts := benchTexts(b)
+	threads := benchThreads()
+	python := filepath.Join(testassets.Dir(b), "venv", "bin", "python")
+	for _, rm := range referenceModels {
+		dir := filepath.Join(testassets.Dir(b), "models", rm.name)
+		for _, bs := range []int{1, 32} {
+			b.Run(fmt.Sprintf("%s/go/batch%d/threads%d", rm.name, bs, threads), func(b *testing.B) {
+				m, err := Open(dir, Options{Runtime: rt, Threads: threads, BatchSize: bs})
+				if err != nil {
+					b.Skip(err)
+				}
+				defer m.Close()
+				if _, err := m.EncodeDocs(texts[:bs]); err != nil { // warm-up
+					b.Fatal(err)
+				}
+				// One op is one pass over the texts in batches of bs.
+				for b.Loop() {
+					for start := 0; start < len(texts); start += bs {
+						if _, err := m.EncodeDocs(texts[start:min(start+bs, len(texts))]); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(texts)), "ns/text")
+			})
+			b.Run(fmt.Sprintf("%s/python/batch%d/threads%d", rm.name, bs, threads), func(b *testing.B) {
+				if _, err := os.Stat(python); err != nil {
+					b.Skip("no reference venv")
+				}
+				cfg, err := LoadConfig(dir)
+				if err != nil {
+					b.Skip(err)
+				}
+				body, _ := json.Marshal(map[string]any{
+					"model": filepath.Join(dir, cfg.Model), "tokenizer": filepath.Join(dir, cfg.Tokenizer),
+					"pooling": cfg.Pooling, "max_length": cfg.MaxLength, "threads": threads, "batch": bs,
+					"texts": texts, "passes": 1,
+				})
+				var total float64
+				for b.Loop() {
+					var res struct {
+						NsPerText float64 `json:"ns_per_text"`
+					}
+					cmd := exec.Command(python, "testdata/bench_python.py")
+					cmd.Stdin = bytes.NewReader(body)
+					var stderr bytes.Buffer
+					cmd.Stderr = &stderr
+					out, err := cmd.Output()
+					if err != nil {
+						b.Fatalf("python: %v\n%s", err, stderr.String())
+					}
+					if err := json.Unmarshal(out, &res); err != nil {
+						b.Fatal(err)
+					}
+					total += res.NsPerText
+				}
+				b.ReportMetric(total/float64(b.N), "ns/text")
+			})
+		}
+	}
+}
+
+// catalogTexts generates n deterministic tool descriptions of 20-60 words, like catalog entries
+// ("Name: description").
+func catalogTexts(n int) []string {
+	words := strings.Fields("get list create update delete search send fetch convert translate weather " +
+		"forecast stock price email message channel file upload download image video audio user account " +
+		"payment invoice order product calendar event task issue repository branch database query table " +
+		"record report chart map route location flight hotel booking news article summary text document " +
+		"API key token OAuth webhook JSON CSV returns the a for with from by in of and to using service")
+	rng := rand.New(rand.NewPCG(11, 12))
+	out := make([]string, n)
+	for i := range out {
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "tool_%d_%s: ", i, words[rng.IntN(len(words))])
+		for j := range 20 + rng.IntN(41) {
+			if j > 0 {
+				sb.WriteByte(' ')
+			}
+			sb.WriteString(words[rng.IntN(len(words))])
+		}
+		out[i] = sb.String()
+	}
+	return out
+}
+
+// BenchmarkEncodeCatalog embeds a 5,000-tool catalog (batch 32, no cache) and reports the
+// process's peak resident memory. Run it alone (-bench EncodeCatalog -benchtime 1x): peak RSS is
+// process-wide.
+func BenchmarkEncodeCatalog(b *testing.B) {
+	rt := sharedRuntime(b)
+	texts := catalogTexts(5000)
+	for _, rm := range referenceModels {
+		b.Run(rm.name, func(b *testing.B) {
+			m, err := Open(filepath.Join(testassets.Dir(b), "models", rm.name), Options{Runtime: rt, Threads: benchThreads(), BatchSize: 32})
+			if err != nil {
+				b.Skip(err)
+			}
+			defer m.Close()
+			for b.Loop() {
+				if _, err := m.EncodeDocs(texts); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var ru syscall.Rusage
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+			b.ReportMetric(float64(ru.Maxrss)/1024, "peakRSS-MiB")
+			b.ReportMetric(float64(len(texts)*b.N)/b.Elapsed().Seconds(), "texts/s")
+		})
+	}
+}

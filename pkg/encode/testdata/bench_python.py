@@ -1,0 +1,51 @@
+"""Python onnxruntime throughput on the same model, texts, batch size and threads as the Go
+benchmark (BenchmarkEncode): tokenizers (Rust) + onnxruntime + numpy pooling/normalisation,
+the same pipeline pkg/encode runs.
+
+stdin: {"model", "tokenizer", "pooling", "max_length", "threads", "batch", "texts", "passes"}
+stdout: {"ns_per_text": float, "texts": int, "version": str}
+"""
+import json
+import sys
+import time
+
+import numpy as np
+import onnxruntime as ort
+from tokenizers import Tokenizer
+
+req = json.load(sys.stdin)
+tok = Tokenizer.from_file(req["tokenizer"])
+tok.enable_truncation(req["max_length"])
+tok.enable_padding()  # to the longest of each batch, like pkg/encode
+so = ort.SessionOptions()
+so.intra_op_num_threads = req["threads"]
+so.inter_op_num_threads = 1
+sess = ort.InferenceSession(req["model"], so, providers=["CPUExecutionProvider"])
+names = [i.name for i in sess.get_inputs()]
+texts, bs = req["texts"], req["batch"]
+
+
+def encode(batch):
+    encs = tok.encode_batch(batch)
+    ids = np.array([e.ids for e in encs], dtype=np.int64)
+    mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
+    feed = {"input_ids": ids, "attention_mask": mask}
+    if "token_type_ids" in names:
+        feed["token_type_ids"] = np.array([e.type_ids for e in encs], dtype=np.int64)
+    hidden = sess.run(["last_hidden_state"], feed)[0]
+    if req["pooling"] == "cls":
+        v = hidden[:, 0]
+    else:
+        m = mask[:, :, None].astype(np.float32)
+        v = (hidden * m).sum(1) / np.clip(m.sum(1), 1e-9, None)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+encode(texts[:bs])  # warm-up
+start = time.perf_counter()
+for _ in range(req["passes"]):  # one pass: every text once, in batches of bs
+    for i in range(0, len(texts), bs):
+        encode(texts[i:i + bs])
+elapsed = time.perf_counter() - start
+done = req["passes"] * len(texts)
+json.dump({"ns_per_text": elapsed * 1e9 / done, "texts": done, "version": ort.__version__}, sys.stdout)
