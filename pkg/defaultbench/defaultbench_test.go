@@ -279,3 +279,77 @@ func TestDocCommentCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestQueriesNotTemplated guards the content requirement that retrieval must not be trivial: a
+// good share of the queries shares no content word with the names of the tools relevant to them,
+// and within a function few queries open with the same three words as another one (a filled
+// template would make nearly all of them do so).
+func TestQueriesNotTemplated(t *testing.T) {
+	b := load(t)
+	stop := map[string]bool{"the": true, "and": true, "for": true, "with": true, "from": true, "this": true,
+		"that": true, "you": true, "are": true, "can": true, "tool": true}
+	stems := func(s string) map[string]bool {
+		out := map[string]bool{}
+		for _, w := range catalog.SplitIdentifierWords(s) {
+			if len(w) < 3 || stop[w] {
+				continue
+			}
+			if len(w) > 5 {
+				w = w[:5]
+			}
+			out[w] = true
+		}
+		return out
+	}
+	names := map[string]string{}
+	for _, tool := range b.Tools {
+		names[tool.ID] = tool.Name
+	}
+	disjoint := 0
+	openings := map[string]map[string]int{} // function -> first three words -> queries
+	for _, q := range b.Queries {
+		split := "test"
+		if b.Splits["dev"][q.ID] != nil {
+			split = "dev"
+		}
+		qs := stems(q.Text)
+		shared := false
+		for _, id := range b.Relevant(split, q.ID) {
+			for w := range stems(names[id]) {
+				shared = shared || qs[w]
+			}
+		}
+		if !shared {
+			disjoint++
+		}
+		fn := q.Metadata["function"].(string)
+		if openings[fn] == nil {
+			openings[fn] = map[string]int{}
+		}
+		openings[fn][strings.Join(strings.Fields(strings.ToLower(q.Text))[:3], " ")]++
+	}
+	if share := float64(disjoint) / float64(len(b.Queries)); share < 0.25 {
+		t.Errorf("only %.2f of the queries share no word with their tools' names, want >= 0.25", share)
+	}
+	for fn, byOpening := range openings {
+		total, repeated := 0, 0
+		for _, n := range byOpening {
+			total += n
+			if n > 1 {
+				repeated += n
+			}
+		}
+		if float64(repeated) > float64(total)/3 {
+			t.Errorf("function %s: %d of %d queries share their first three words with another query", fn, repeated, total)
+		}
+	}
+}
+
+// BenchmarkLoad measures parsing the embedded benchmark, the start-up cost of the eval commands.
+func BenchmarkLoad(b *testing.B) {
+	for b.Loop() {
+		if _, err := Load(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
