@@ -360,6 +360,39 @@ func StatsMarkdown(funcs []SourceFunction, b *bench.Bench) string {
 	fmt.Fprintf(&sb, "| queries in dev | %d |\n", len(b.Splits["dev"]))
 	fmt.Fprintf(&sb, "| queries in test | %d |\n", len(b.Splits["test"]))
 
+	fmt.Fprintf(&sb, "\n| platform | tools | with tags | without description | description words (median) | with endpoint | templated endpoint |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, p := range []string{catalog.PlatformLangChain, catalog.PlatformCrewAI, catalog.PlatformLlamaIndex, catalog.PlatformN8n} {
+		var lens []int
+		tagged, empty, withEndpoint, templated := 0, 0, 0, 0
+		for _, t := range b.Tools {
+			if t.Platform != p {
+				continue
+			}
+			lens = append(lens, len(strings.Fields(t.Description)))
+			if len(t.Tags) > 0 {
+				tagged++
+			}
+			if t.Description == "" {
+				empty++
+			}
+			if len(t.Endpoints) > 0 {
+				withEndpoint++
+			}
+			for _, e := range t.Endpoints {
+				if e.Templated {
+					templated++
+					break
+				}
+			}
+		}
+		sort.Ints(lens)
+		median := 0
+		if len(lens) > 0 {
+			median = lens[len(lens)/2]
+		}
+		fmt.Fprintf(&sb, "| %s | %d | %d | %d | %d | %d | %d |\n", p, len(lens), tagged, empty, median, withEndpoint, templated)
+	}
+
 	counts := make([]int, len(funcs))
 	words := 0
 	minW, maxW := 1<<30, 0
