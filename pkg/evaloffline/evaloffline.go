@@ -1,0 +1,349 @@
+// Package evaloffline is the offline evaluation of RATED's first stage (the paper's Table 1): every
+// configured retriever ranks the tools for each query of one split of a BEIR-layout benchmark;
+// the rankings are scored with pkg/metrics (trec_eval semantics), compared with a baseline by
+// paired significance tests, and written as a table plus TREC run and qrels files, so that
+// trec_eval, pytrec_eval, ir_measures or ranx can check every number.
+//
+// Which queries count: the queries of the split's qrels with at least one relevant tool
+// (grade > 0), in queries.jsonl order. Queries whose qrels hold no relevant tool are left out of
+// every mean (they would score 0 for every retriever) and listed in the result. A retriever that
+// returns nothing for a query scores 0 on every measure for it (trec_eval -c). Runs are cut at
+// Config.Depth and ranked as trec_eval reads the run files: score descending, ties by tool id
+// descending.
+package evaloffline
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/rated-dev/rated/pkg/bench"
+	"github.com/rated-dev/rated/pkg/metrics"
+	"github.com/rated-dev/rated/pkg/retrieve"
+)
+
+// Config selects what is evaluated and how.
+type Config struct {
+	// Split is the qrels split evaluated (qrels/<Split>.tsv).
+	Split string
+	// Retrievers are registry names, evaluated and listed in this order.
+	Retrievers []string
+	// Baseline is the registry name the others are tested against ("" for no tests); it must be
+	// one of Retrievers.
+	Baseline string
+	// Depth is how many tools each retriever returns per query (the run depth).
+	Depth int
+	// Measures are the measures reported, in column order.
+	Measures []metrics.Measure
+	// Rounds is the number of sign assignments of the randomisation test.
+	Rounds int
+	// Seed seeds the randomisation test (one stream per retriever and measure).
+	Seed uint64
+}
+
+// DefaultMeasures are the columns of Table 1: the paper's MRR, Recall@1 and Recall@5, plus
+// Recall@10, Hit@1, Hit@5 and nDCG@10.
+func DefaultMeasures() []metrics.Measure {
+	return []metrics.Measure{
+		{Kind: metrics.RR}, {Kind: metrics.Recall, K: 1}, {Kind: metrics.Recall, K: 5}, {Kind: metrics.Recall, K: 10},
+		{Kind: metrics.Hit, K: 1}, {Kind: metrics.Hit, K: 5}, {Kind: metrics.NDCG, K: 10},
+	}
+}
+
+// DefaultConfig evaluates TF-IDF and BM25 on the test split against BM25, run depth 100,
+// 10,000 randomisation rounds, seed 1.
+func DefaultConfig() Config {
+	return Config{Split: "test", Retrievers: []string{"tfidf", "bm25"}, Baseline: "bm25", Depth: 100,
+		Measures: DefaultMeasures(), Rounds: 10000, Seed: 1}
+}
+
+// Result is the outcome of an evaluation; it is also the JSON written to table1.json.
+type Result struct {
+	Benchmark string   `json:"benchmark"`
+	Split     string   `json:"split"`
+	Depth     int      `json:"depth"`
+	Measures  []string `json:"measures"`
+	Baseline  string   `json:"baseline,omitempty"`
+	Rounds    int      `json:"randomisation_rounds"`
+	Seed      uint64   `json:"seed"`
+	// Queries are the evaluated query ids, in queries.jsonl order.
+	Queries []string `json:"queries"`
+	// NoRelevant are the query ids of the split whose qrels hold no relevant tool (not evaluated).
+	NoRelevant []string `json:"queries_without_relevant"`
+	Systems    []System `json:"systems"`
+	// Warnings are the benchmark reader's non-fatal findings.
+	Warnings []string `json:"warnings,omitempty"`
+
+	qrels    bench.Qrels
+	measures []metrics.Measure
+}
+
+// System is one retriever's results.
+type System struct {
+	// Name is the registry name (also the run file name and the TREC run tag).
+	Name string `json:"name"`
+	// Label is the retriever's own name, shown in the table.
+	Label string `json:"label"`
+	// Mean is the mean of each measure over the evaluated queries.
+	Mean map[string]float64 `json:"mean"`
+	// EmptyRuns counts the evaluated queries for which the retriever returned nothing.
+	EmptyRuns int `json:"empty_runs"`
+	// Tests are the paired tests against the baseline, by measure (absent for the baseline).
+	Tests map[string]Significance `json:"tests,omitempty"`
+	// PerQuery holds each evaluated query's measures, in Result.Queries order.
+	PerQuery []QueryScores `json:"per_query"`
+
+	runs [][]metrics.ScoredDoc // per evaluated query, in trec_eval order
+}
+
+// QueryScores are one query's measures for one retriever.
+type QueryScores struct {
+	QueryID string             `json:"query_id"`
+	Values  map[string]float64 `json:"values"`
+	// Returned is how many tools the retriever returned (at most Depth).
+	Returned int `json:"returned"`
+}
+
+// Significance holds the two paired tests of one measure against the baseline. Values that are
+// undefined (identical per-query scores) are null in JSON.
+type Significance struct {
+	MeanDiff   float64  `json:"mean_diff"`
+	T          *float64 `json:"t"`
+	PTTest     *float64 `json:"p_ttest"`
+	PRandomise *float64 `json:"p_randomisation"`
+}
+
+// finite returns &x, or nil for NaN and ±Inf (which JSON cannot hold).
+func finite(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+// batchSearcher is implemented by retrievers with a faster (parallel or batched) path.
+type batchSearcher interface {
+	SearchBatch(queries []string, k int) ([][]retrieve.Candidate, error)
+}
+
+// searchAll runs every query through r, batched when r supports it.
+func searchAll(r retrieve.Retriever, queries []string, k int) ([][]retrieve.Candidate, error) {
+	if b, ok := r.(batchSearcher); ok {
+		return b.SearchBatch(queries, k)
+	}
+	out := make([][]retrieve.Candidate, len(queries))
+	for i, q := range queries {
+		c, err := r.Search(q, k)
+		if err != nil {
+			return nil, fmt.Errorf("query %d: %w", i, err)
+		}
+		out[i] = c
+	}
+	return out, nil
+}
+
+// validate checks cfg against the registry and the benchmark before any retriever is built.
+func validate(cfg Config, reg *Registry, b *bench.Bench) error {
+	if len(cfg.Retrievers) == 0 {
+		return errors.New("no retriever to evaluate")
+	}
+	seen := map[string]bool{}
+	for _, name := range cfg.Retrievers {
+		if seen[name] {
+			return fmt.Errorf("retriever %q listed twice", name)
+		}
+		seen[name] = true
+		if !reg.Has(name) {
+			return fmt.Errorf("unknown retriever %q (known: %s)", name, strings.Join(reg.Names(), ", "))
+		}
+	}
+	if cfg.Baseline != "" && !seen[cfg.Baseline] {
+		return fmt.Errorf("baseline %q is not among the evaluated retrievers %v", cfg.Baseline, cfg.Retrievers)
+	}
+	if cfg.Depth <= 0 {
+		return fmt.Errorf("run depth %d: must be positive", cfg.Depth)
+	}
+	if len(cfg.Measures) == 0 {
+		return errors.New("no measure to report")
+	}
+	if _, ok := b.Splits[cfg.Split]; !ok {
+		var have []string
+		for s := range b.Splits {
+			have = append(have, s)
+		}
+		slices.Sort(have)
+		return fmt.Errorf("split %q: no qrels/%s.tsv (have %s)", cfg.Split, cfg.Split, strings.Join(have, ", "))
+	}
+	for _, d := range b.Corpus {
+		if hasSpace(d.ID) {
+			return fmt.Errorf("corpus.jsonl: tool id %q contains white space and cannot be written to a TREC run file", d.ID)
+		}
+	}
+	for _, q := range b.Queries {
+		if hasSpace(q.ID) {
+			return fmt.Errorf("queries.jsonl: query id %q contains white space and cannot be written to a TREC run file", q.ID)
+		}
+	}
+	return nil
+}
+
+func hasSpace(s string) bool { return strings.IndexFunc(s, unicode.IsSpace) >= 0 }
+
+// Run evaluates every retriever of cfg on split cfg.Split of env.Bench; benchName labels the
+// outputs. Retrievers are built through reg one at a time and closed (when io.Closer) after use.
+func Run(env Env, benchName string, reg *Registry, cfg Config) (*Result, error) {
+	b := env.Bench
+	if env.Log == nil {
+		env.Log = io.Discard
+	}
+	if err := validate(cfg, reg, b); err != nil {
+		return nil, err
+	}
+	qrels := b.Splits[cfg.Split]
+	res := &Result{Benchmark: benchName, Split: cfg.Split, Depth: cfg.Depth, Baseline: cfg.Baseline,
+		Rounds: cfg.Rounds, Seed: cfg.Seed, Warnings: b.Warnings, qrels: qrels, measures: cfg.Measures,
+		Queries: []string{}, NoRelevant: []string{}}
+	for _, m := range cfg.Measures {
+		res.Measures = append(res.Measures, m.String())
+	}
+	var texts []string
+	for _, q := range b.Queries {
+		rel, inSplit := qrels[q.ID]
+		if !inSplit {
+			continue
+		}
+		relevant := false
+		for _, g := range rel {
+			relevant = relevant || g > 0
+		}
+		if !relevant {
+			res.NoRelevant = append(res.NoRelevant, q.ID)
+			continue
+		}
+		res.Queries = append(res.Queries, q.ID)
+		texts = append(texts, q.Text)
+	}
+	if len(res.Queries) == 0 {
+		return nil, fmt.Errorf("split %q: no query has a relevant tool in qrels/%s.tsv", cfg.Split, cfg.Split)
+	}
+	fmt.Fprintf(env.Log, "eval offline: %s, split %s: %d queries with a relevant tool (%d without, not evaluated), %d tools\n",
+		benchName, cfg.Split, len(res.Queries), len(res.NoRelevant), len(b.Corpus))
+	for _, name := range cfg.Retrievers {
+		sys, err := evaluateOne(env, reg, name, texts, res, cfg)
+		if err != nil {
+			return nil, err
+		}
+		res.Systems = append(res.Systems, sys)
+		fmt.Fprintf(env.Log, "eval offline: %s (%s): %s %.3f, %d empty runs\n", name, sys.Label,
+			res.Measures[0], sys.Mean[res.Measures[0]], sys.EmptyRuns)
+	}
+	if cfg.Baseline != "" {
+		if err := addTests(res, cfg); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// evaluateOne builds, runs and scores one retriever.
+func evaluateOne(env Env, reg *Registry, name string, texts []string, res *Result, cfg Config) (System, error) {
+	r, err := reg.Build(name, env)
+	if err != nil {
+		return System{}, err
+	}
+	if c, ok := r.(io.Closer); ok {
+		defer c.Close()
+	}
+	cands, err := searchAll(r, texts, cfg.Depth)
+	if err != nil {
+		return System{}, fmt.Errorf("retriever %s: %w", name, err)
+	}
+	if len(cands) != len(texts) {
+		return System{}, fmt.Errorf("retriever %s: %d result lists for %d queries", name, len(cands), len(texts))
+	}
+	sys := System{Name: name, Label: r.Name(), Mean: map[string]float64{}}
+	for i, qid := range res.Queries {
+		if len(cands[i]) > cfg.Depth {
+			cands[i] = cands[i][:cfg.Depth]
+		}
+		run := make([]metrics.ScoredDoc, len(cands[i]))
+		for j, c := range cands[i] {
+			run[j] = metrics.ScoredDoc{ID: c.ID, Score: c.Score}
+		}
+		ranking := metrics.TrecOrder(run)
+		// Keep the run in trec_eval order, each tool once at its best score.
+		best := make(map[string]float64, len(run))
+		for _, d := range run {
+			if s, ok := best[d.ID]; !ok || d.Score > s {
+				best[d.ID] = d.Score
+			}
+		}
+		ordered := make([]metrics.ScoredDoc, len(ranking))
+		for j, id := range ranking {
+			ordered[j] = metrics.ScoredDoc{ID: id, Score: best[id]}
+		}
+		sys.runs = append(sys.runs, ordered)
+		if len(ranking) == 0 {
+			sys.EmptyRuns++
+		}
+		qs := QueryScores{QueryID: qid, Values: map[string]float64{}, Returned: len(ranking)}
+		rel := metrics.Judgments(res.qrels[qid])
+		for mi, m := range res.measures {
+			v := m.Eval(ranking, rel)
+			qs.Values[res.Measures[mi]] = v
+			sys.Mean[res.Measures[mi]] += v
+		}
+		sys.PerQuery = append(sys.PerQuery, qs)
+	}
+	for k := range sys.Mean {
+		sys.Mean[k] /= float64(len(res.Queries))
+	}
+	return sys, nil
+}
+
+// addTests runs both paired tests of every measure for every system against the baseline.
+func addTests(res *Result, cfg Config) error {
+	var base *System
+	for i := range res.Systems {
+		if res.Systems[i].Name == cfg.Baseline {
+			base = &res.Systems[i]
+		}
+	}
+	for i := range res.Systems {
+		sys := &res.Systems[i]
+		if sys == base {
+			continue
+		}
+		sys.Tests = map[string]Significance{}
+		for _, m := range res.Measures {
+			a, b := column(sys, m), column(base, m)
+			tt, err := metrics.PairedTTest(a, b)
+			if err != nil {
+				return fmt.Errorf("%s vs %s, %s: %w", sys.Name, base.Name, m, err)
+			}
+			h := fnv.New64a()
+			h.Write([]byte(sys.Name + "\x00" + base.Name + "\x00" + m))
+			rt, err := metrics.PairedRandomization(a, b, cfg.Rounds, rand.New(rand.NewPCG(cfg.Seed, h.Sum64())))
+			if err != nil {
+				return fmt.Errorf("%s vs %s, %s: %w", sys.Name, base.Name, m, err)
+			}
+			sys.Tests[m] = Significance{MeanDiff: tt.MeanDiff, T: finite(tt.Statistic), PTTest: finite(tt.P), PRandomise: finite(rt.P)}
+		}
+	}
+	return nil
+}
+
+// column returns one measure over the evaluated queries.
+func column(s *System, measure string) []float64 {
+	out := make([]float64, len(s.PerQuery))
+	for i, q := range s.PerQuery {
+		out[i] = q.Values[measure]
+	}
+	return out
+}

@@ -1,0 +1,229 @@
+package evaloffline
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rated-dev/rated/internal/testassets"
+	"github.com/rated-dev/rated/pkg/bench"
+	"github.com/rated-dev/rated/pkg/defaultbench"
+	"github.com/rated-dev/rated/pkg/metrics"
+)
+
+// tinyBench: four tools; q1 and q2 name their tool's unique words, q3 matches nothing, q4 has
+// only a grade-0 judgment, q5 is in the dev split only.
+func tinyBench() *bench.Bench {
+	return &bench.Bench{
+		Corpus: []bench.Doc{
+			{ID: "slack", Title: "slack", Text: "post a message to a channel"},
+			{ID: "sms", Title: "sms", Text: "send a text message to a phone"},
+			{ID: "mail", Title: "mail", Text: "send an email"},
+			{ID: "calendar", Title: "calendar", Text: "create an event"},
+		},
+		Queries: []bench.Query{
+			{ID: "q1", Text: "post to a slack channel"},
+			{ID: "q2", Text: "text my phone"},
+			{ID: "q3", Text: "zzz qqq"},
+			{ID: "q4", Text: "create an event"},
+			{ID: "q5", Text: "send email"},
+		},
+		Splits: map[string]bench.Qrels{
+			"test": {"q1": {"slack": 1}, "q2": {"sms": 1, "mail": 1}, "q3": {"calendar": 1}, "q4": {"calendar": 0}},
+			"dev":  {"q5": {"mail": 1}},
+		},
+	}
+}
+
+func TestRunTinyBench(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Measures = []metrics.Measure{{Kind: metrics.RR}, {Kind: metrics.Recall, K: 1}, {Kind: metrics.Hit, K: 1}, {Kind: metrics.Recall, K: 5}}
+	res, err := Run(Env{Bench: tinyBench()}, "tiny", NewLexicalRegistry(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(res.Queries, ",") != "q1,q2,q3" || strings.Join(res.NoRelevant, ",") != "q4" {
+		t.Fatalf("evaluated %v, without relevant %v; want q1,q2,q3 and q4", res.Queries, res.NoRelevant)
+	}
+	// For both retrievers: q1 ranks slack first (the only tool with "post", "slack", "channel");
+	// q2 ranks sms first ("text", "phone" only there) and never mail (no shared term); q3 returns
+	// nothing. RR = (1 + 1 + 0)/3; Recall@1 = (1 + 1/2 + 0)/3; Hit@1 = 2/3; Recall@5 = (1+1/2+0)/3.
+	want := map[string]float64{"MRR": 2.0 / 3, "Recall@1": 0.5, "Hit@1": 2.0 / 3, "Recall@5": 0.5}
+	for _, sys := range res.Systems {
+		for m, w := range want {
+			if math.Abs(sys.Mean[m]-w) > 1e-12 {
+				t.Errorf("%s %s = %v, want %v", sys.Name, m, sys.Mean[m], w)
+			}
+		}
+		if sys.EmptyRuns != 1 {
+			t.Errorf("%s: %d empty runs, want 1 (q3)", sys.Name, sys.EmptyRuns)
+		}
+	}
+	tf := res.Systems[0]
+	st, ok := tf.Tests["MRR"]
+	if tf.Name != "tfidf" || !ok || st.PTTest != nil || st.MeanDiff != 0 || st.PRandomise == nil || *st.PRandomise != 1 {
+		t.Errorf("tfidf vs bm25 on identical MRR: %+v (want undefined t-test, randomisation p = 1)", st)
+	}
+	if res.Systems[1].Tests != nil {
+		t.Errorf("the baseline has tests: %+v", res.Systems[1].Tests)
+	}
+
+	out := t.TempDir()
+	if err := WriteOutputs(out, res); err != nil {
+		t.Fatal(err)
+	}
+	qrels, _ := os.ReadFile(filepath.Join(out, "qrels.test.trec"))
+	if string(qrels) != "q1 0 slack 1\nq2 0 mail 1\nq2 0 sms 1\nq3 0 calendar 1\n" {
+		t.Errorf("qrels.test.trec:\n%s", qrels)
+	}
+	run, _ := os.ReadFile(filepath.Join(out, "runs", "bm25.trec"))
+	lines := strings.Split(strings.TrimSpace(string(run)), "\n")
+	if f := strings.Fields(lines[0]); len(f) != 6 || f[0] != "q1" || f[1] != "Q0" || f[2] != "slack" || f[3] != "1" || f[5] != "bm25" {
+		t.Errorf("runs/bm25.trec first line %q", lines[0])
+	}
+	for _, l := range lines {
+		if strings.HasPrefix(l, "q3 ") || strings.Contains(l, " mail ") && strings.HasPrefix(l, "q2 ") {
+			t.Errorf("unexpected run line %q", l)
+		}
+	}
+	for _, f := range []string{"table1.md", "table1.csv", "table1.json", "table1.tex", "per_query.csv", "runs/tfidf.trec"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("missing output %s", f)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "table1.md"))
+	for _, s := range []string{"| Retriever", "Recall@1", "Hit@1", "fraction of the query's relevant tools", "at least one relevant tool", "1 queries whose qrels list no relevant tool", "BM25 1", "trec_eval -c -m recip_rank -m recall.1,5 -m success.1"} {
+		if !strings.Contains(string(md), s) {
+			t.Errorf("table1.md lacks %q:\n%s", s, md)
+		}
+	}
+	var back map[string]any
+	raw, _ := os.ReadFile(filepath.Join(out, "table1.json"))
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatalf("table1.json: %v", err)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	reg := NewLexicalRegistry()
+	cases := []struct {
+		mutate func(*Config, *bench.Bench)
+		want   string
+	}{
+		{func(c *Config, _ *bench.Bench) { c.Retrievers = []string{"bm25", "nope"} }, `unknown retriever "nope"`},
+		{func(c *Config, _ *bench.Bench) { c.Retrievers = []string{"bm25", "bm25"} }, "listed twice"},
+		{func(c *Config, _ *bench.Bench) { c.Baseline = "tfidf-sublinear" }, "not among the evaluated"},
+		{func(c *Config, _ *bench.Bench) { c.Split = "train" }, `split "train": no qrels/train.tsv (have dev, test)`},
+		{func(c *Config, _ *bench.Bench) { c.Depth = 0 }, "run depth"},
+		{func(c *Config, _ *bench.Bench) { c.Retrievers = []string{"bm25:k1=x"}; c.Baseline = "" }, `bm25:k1=x: parameter "k1=x"`},
+		{func(_ *Config, b *bench.Bench) { b.Corpus[0].ID = "two words" }, "white space"},
+		{func(_ *Config, b *bench.Bench) { b.Splits["test"] = bench.Qrels{"q4": {"calendar": 0}} }, "no query has a relevant tool"},
+	}
+	for _, c := range cases {
+		cfg, b := DefaultConfig(), tinyBench()
+		c.mutate(&cfg, b)
+		_, err := Run(Env{Bench: b}, "tiny", reg, cfg)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got error %v, want one containing %q", err, c.want)
+		}
+	}
+}
+
+func TestRegistryFamilies(t *testing.T) {
+	reg := NewLexicalRegistry()
+	r, err := reg.Build("bm25:k1=1.2,b=0.5", Env{Bench: tinyBench()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Name() != "BM25 (k1=1.2, b=0.5)" {
+		t.Errorf("name %q", r.Name())
+	}
+	if _, ok := r.(batchSearcher); !ok {
+		t.Error("wrapped BM25 lost its batch search")
+	}
+	if reg.Has("bm25:") || reg.Has("dense:x") || !reg.Has("tfidf-sublinear") {
+		t.Error("Has resolves the wrong names")
+	}
+	if err := reg.Register("bm25", "again", nil); err == nil {
+		t.Error("duplicate registration accepted")
+	}
+}
+
+func TestTrecEvalArgs(t *testing.T) {
+	got := TrecEvalArgs(DefaultMeasures())
+	want := "-m recip_rank -m recall.1,5,10 -m success.1,5 -m ndcg_cut.10"
+	if got != want {
+		t.Errorf("TrecEvalArgs = %q, want %q", got, want)
+	}
+}
+
+// TestDefaultBenchMatchesPytrecEval runs the evaluation on the embedded default benchmark, then
+// recomputes every per-query value and mean from the written qrels and run files with
+// pytrec_eval, and the MRR t-test p-value with scipy.
+func TestDefaultBenchMatchesPytrecEval(t *testing.T) {
+	python := testassets.Python(t)
+	b, err := defaultbench.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Retrievers = []string{"bm25", "tfidf", "tfidf-sublinear"}
+	cfg.Rounds = 2000
+	res, err := Run(Env{Bench: b}, "default", NewLexicalRegistry(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if err := WriteOutputs(out, res); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(python, filepath.Join("testdata", "check_outputs.py"), out, "test", "bm25", "tfidf", "tfidf-sublinear")
+	cmd.Stderr = os.Stderr
+	raw, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("check_outputs.py: %v", err)
+	}
+	var ref map[string]struct {
+		Mean     map[string]float64            `json:"mean"`
+		PerQuery map[string]map[string]float64 `json:"per_query"`
+		PTTestRR *float64                      `json:"p_ttest_rr"`
+	}
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		t.Fatal(err)
+	}
+	for _, sys := range res.Systems {
+		r := ref[sys.Name]
+		if len(r.PerQuery) != len(res.Queries) {
+			t.Fatalf("%s: pytrec_eval saw %d queries, rated %d", sys.Name, len(r.PerQuery), len(res.Queries))
+		}
+		for mi, m := range cfg.Measures {
+			name := res.Measures[mi]
+			if math.Abs(sys.Mean[name]-r.Mean[m.TrecEvalName()]) > 1e-6 {
+				t.Errorf("%s mean %s = %v, pytrec_eval %v", sys.Name, name, sys.Mean[name], r.Mean[m.TrecEvalName()])
+			}
+			for _, q := range sys.PerQuery {
+				if math.Abs(q.Values[name]-r.PerQuery[q.QueryID][m.TrecEvalName()]) > 1e-6 {
+					t.Fatalf("%s %s %s = %v, pytrec_eval %v", sys.Name, q.QueryID, name, q.Values[name], r.PerQuery[q.QueryID][m.TrecEvalName()])
+				}
+			}
+		}
+		if sys.Name != "bm25" {
+			got, want := sys.Tests["MRR"].PTTest, r.PTTestRR
+			if (got == nil) != (want == nil) || got != nil && math.Abs(*got-*want) > 1e-9 {
+				t.Errorf("%s MRR t-test p = %v, scipy %v", sys.Name, deref(got), deref(want))
+			}
+		}
+		t.Logf("%s: MRR %.3f, Recall@1 %.3f, Recall@5 %.3f, nDCG@10 %.3f", sys.Label, sys.Mean["MRR"], sys.Mean["Recall@1"], sys.Mean["Recall@5"], sys.Mean["nDCG@10"])
+	}
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}

@@ -1,0 +1,177 @@
+package evaloffline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/rated-dev/rated/pkg/bench"
+	"github.com/rated-dev/rated/pkg/retrieve"
+)
+
+// Env is what a Factory may use to build a retriever.
+type Env struct {
+	Ctx context.Context
+	// Bench is the benchmark being evaluated; retrievers index Bench.Corpus.
+	Bench *bench.Bench
+	// Assets is the asset directory (models, caches): $RATED_ASSETS or .rated/.
+	Assets string
+	// Log receives plain progress lines (never nil).
+	Log io.Writer
+}
+
+// Factory builds a retriever over env.Bench.Corpus. arg is what follows the family prefix of a
+// name such as "dense:bge-small-en-v1.5" or "bm25:k1=1.2,b=0.75" ("" for a plain name). A
+// retriever that also implements io.Closer is closed after its evaluation.
+type Factory func(env Env, arg string) (retrieve.Retriever, error)
+
+// Registry maps the retriever names accepted by --retrievers to factories. A name registered
+// with a trailing colon ("dense:") is a family: "dense:X" calls its factory with arg "X".
+type Registry struct {
+	entries map[string]registryEntry
+}
+
+type registryEntry struct {
+	help    string
+	factory Factory
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{entries: map[string]registryEntry{}} }
+
+// Register adds a retriever name (or a family, ending in ":"); registering a name twice is an
+// error.
+func (r *Registry) Register(name, help string, f Factory) error {
+	if name == "" || strings.ContainsAny(name, " \t,") {
+		return fmt.Errorf("retriever name %q: must be non-empty without spaces or commas", name)
+	}
+	if _, dup := r.entries[name]; dup {
+		return fmt.Errorf("retriever %q registered twice", name)
+	}
+	r.entries[name] = registryEntry{help: help, factory: f}
+	return nil
+}
+
+// Names lists the registered names and families, sorted, each with its help text.
+func (r *Registry) Names() []string {
+	out := make([]string, 0, len(r.entries))
+	for n, e := range r.entries {
+		if strings.HasSuffix(n, ":") {
+			n += "…"
+		}
+		out = append(out, n+" ("+e.help+")")
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Has reports whether name resolves to a registered retriever or family.
+func (r *Registry) Has(name string) bool {
+	_, _, ok := r.lookup(name)
+	return ok
+}
+
+func (r *Registry) lookup(name string) (registryEntry, string, bool) {
+	if e, ok := r.entries[name]; ok && !strings.HasSuffix(name, ":") {
+		return e, "", true
+	}
+	if family, arg, ok := strings.Cut(name, ":"); ok && arg != "" {
+		if e, ok := r.entries[family+":"]; ok {
+			return e, arg, true
+		}
+	}
+	return registryEntry{}, "", false
+}
+
+// Build constructs the retriever called name.
+func (r *Registry) Build(name string, env Env) (retrieve.Retriever, error) {
+	e, arg, ok := r.lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown retriever %q (known: %s)", name, strings.Join(r.Names(), ", "))
+	}
+	ret, err := e.factory(env, arg)
+	if err != nil {
+		return nil, fmt.Errorf("retriever %s: %w", name, err)
+	}
+	return ret, nil
+}
+
+// NewLexicalRegistry returns a registry with the lexical baselines:
+//
+//	bm25                 Okapi BM25, k1=1.5 b=0.75 epsilon=0.25 (rank-bm25 BM25Okapi)
+//	bm25:k1=X,b=Y,eps=Z  BM25 with other parameters (any subset)
+//	tfidf                TF-IDF cosine, raw tf, smoothed idf (scikit-learn TfidfVectorizer)
+//	tfidf-sublinear      the same with 1 + ln(tf)
+//
+// Other engineers' retrievers (dense encoders, the reranker, RATED variants) are added with
+// Register by the command that wires them.
+func NewLexicalRegistry() *Registry {
+	r := NewRegistry()
+	must := func(err error) {
+		if err != nil {
+			panic(err) // fixed names above: cannot collide
+		}
+	}
+	must(r.Register("bm25", "Okapi BM25, k1=1.5 b=0.75 as rank-bm25 BM25Okapi", func(env Env, _ string) (retrieve.Retriever, error) {
+		return retrieve.NewBM25(env.Bench.Corpus, retrieve.DefaultBM25Params()), nil
+	}))
+	must(r.Register("bm25:", "BM25 with parameters, e.g. bm25:k1=1.2,b=0.75,eps=0.25", func(env Env, arg string) (retrieve.Retriever, error) {
+		p, err := parseBM25Params(arg)
+		if err != nil {
+			return nil, err
+		}
+		return namedRetriever{retrieve.NewBM25(env.Bench.Corpus, p), fmt.Sprintf("BM25 (k1=%g, b=%g)", p.K1, p.B)}, nil
+	}))
+	must(r.Register("tfidf", "TF-IDF cosine, raw tf, smoothed idf", func(env Env, _ string) (retrieve.Retriever, error) {
+		return retrieve.NewTFIDF(env.Bench.Corpus, retrieve.TFIDFParams{}), nil
+	}))
+	must(r.Register("tfidf-sublinear", "TF-IDF cosine, 1+ln(tf), smoothed idf", func(env Env, _ string) (retrieve.Retriever, error) {
+		return namedRetriever{retrieve.NewTFIDF(env.Bench.Corpus, retrieve.TFIDFParams{Sublinear: true}), "TF-IDF (sublinear tf)"}, nil
+	}))
+	return r
+}
+
+// parseBM25Params parses "k1=1.2,b=0.75,eps=0.25" over the defaults.
+func parseBM25Params(arg string) (retrieve.BM25Params, error) {
+	p := retrieve.DefaultBM25Params()
+	for _, kv := range strings.Split(arg, ",") {
+		key, val, ok := strings.Cut(kv, "=")
+		if !ok {
+			return p, fmt.Errorf("parameter %q: want key=value", kv)
+		}
+		v, err := strconv.ParseFloat(val, 64)
+		if err != nil || v < 0 {
+			return p, fmt.Errorf("parameter %q: want a non-negative number", kv)
+		}
+		switch key {
+		case "k1":
+			p.K1 = v
+		case "b":
+			if v > 1 {
+				return p, fmt.Errorf("parameter %q: b must be in [0, 1]", kv)
+			}
+			p.B = v
+		case "eps", "epsilon":
+			p.Epsilon = v
+		default:
+			return p, fmt.Errorf("parameter %q: unknown (want k1, b or eps)", kv)
+		}
+	}
+	return p, nil
+}
+
+// namedRetriever overrides the display name of a retriever and keeps its batch search.
+type namedRetriever struct {
+	retrieve.Retriever
+	name string
+}
+
+func (n namedRetriever) Name() string { return n.name }
+
+// SearchBatch forwards to the wrapped retriever's batch search when it has one.
+func (n namedRetriever) SearchBatch(queries []string, k int) ([][]retrieve.Candidate, error) {
+	return searchAll(n.Retriever, queries, k)
+}
