@@ -49,6 +49,8 @@ const (
 	MaxQueryWords           = 120
 	// DevShare is the share of each function's queries that goes to the dev split.
 	DevShare = 0.3
+	// devShareTenths is DevShare in tenths, for integer rounding.
+	devShareTenths = 3
 )
 
 // SourceFile is one YAML file of the source.
@@ -267,7 +269,8 @@ func devQueries(queries []string) map[string]bool {
 		}
 		return hs[i].q < hs[j].q
 	})
-	n := int(DevShare*float64(len(queries)) + 0.5)
+	// round(DevShare·n) half up, in integers so no float error moves a boundary case.
+	n := (devShareTenths*len(queries) + 5) / 10
 	if n < 1 && len(queries) > 1 {
 		n = 1
 	}
