@@ -15,6 +15,7 @@ func newRootCmd() *cobra.Command {
 	evalCmd := &cobra.Command{Use: "eval", Short: "Run the paper's evaluations (Tables 1-3)"}
 	// Register eval subcommands here (one line each).
 	evalCmd.AddCommand(newEvalDynamicCmd())
+	evalCmd.AddCommand(newEvalOfflineCmd())
 	root.AddCommand(evalCmd)
 	// Register top-level subcommands here (one line each).
 	root.AddCommand(newBuildBenchCmd())

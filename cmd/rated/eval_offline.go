@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rated-dev/rated/pkg/encode"
+	"github.com/rated-dev/rated/pkg/evaloffline"
+	"github.com/rated-dev/rated/pkg/metrics"
+)
+
+// newEvalOfflineCmd builds `rated eval offline`: Table 1 (pkg/evaloffline).
+func newEvalOfflineCmd() *cobra.Command {
+	def := evaloffline.DefaultConfig()
+	var (
+		benchDir, outDir, split, baseline string
+		retrievers, measures              []string
+		depth, rounds                     int
+		seed                              uint64
+		list                              bool
+	)
+	var defMeasures []string
+	for _, m := range def.Measures {
+		defMeasures = append(defMeasures, m.String())
+	}
+	cmd := &cobra.Command{
+		Use:   "offline [--bench DIR] --out OUT",
+		Short: "Table 1: offline retrieval quality (MRR, Recall@k, Hit@k, nDCG@10) of every retriever",
+		Long: `Evaluates every retriever of --retrievers on one split of a benchmark in the BEIR layout
+(corpus.jsonl, queries.jsonl, qrels/<split>.tsv; the embedded default benchmark when --bench is not
+given), with paired significance tests (Student's t and a sign-flip randomisation test) against
+--baseline.
+
+Queries evaluated: those of qrels/<split>.tsv with at least one relevant tool (grade > 0); queries
+whose qrels list no relevant tool are counted in the table notes but not evaluated. A query for
+which a retriever returns nothing scores 0 (as trec_eval -c). Recall@k is the fraction of the
+relevant tools in the top k; Hit@k is 1 when any relevant tool is in the top k.
+
+Writes OUT/table1.{md,csv,json,tex}, OUT/per_query.csv, OUT/runs/<retriever>.trec and
+OUT/qrels.<split>.trec, so trec_eval, pytrec_eval, ir_measures or ranx can recompute every number.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			reg := evaloffline.NewLexicalRegistry()
+			// Register other retrievers here (dense encoders, rerankers, RATED variants).
+			if list {
+				fmt.Fprintln(cmd.OutOrStdout(), strings.Join(reg.Names(), "\n"))
+				return nil
+			}
+			if outDir == "" {
+				return fmt.Errorf("eval offline: --out is required")
+			}
+			cfg := evaloffline.Config{Split: split, Retrievers: retrievers, Baseline: baseline, Depth: depth, Rounds: rounds, Seed: seed}
+			for _, s := range measures {
+				m, err := metrics.ParseMeasure(s)
+				if err != nil {
+					return fmt.Errorf("eval offline: --measures: %w", err)
+				}
+				cfg.Measures = append(cfg.Measures, m)
+			}
+			b, name, err := loadBench(benchDir)
+			if err != nil {
+				return fmt.Errorf("eval offline: %w", err)
+			}
+			log := cmd.ErrOrStderr()
+			for _, w := range b.Warnings {
+				fmt.Fprintf(log, "warning: %s: %s\n", name, w)
+			}
+			env := evaloffline.Env{Ctx: cmd.Context(), Bench: b, Assets: encode.DefaultAssetsDir(), Log: log}
+			res, err := evaloffline.Run(env, name, reg, cfg)
+			if err != nil {
+				return fmt.Errorf("eval offline: %w", err)
+			}
+			if err := evaloffline.WriteOutputs(outDir, res); err != nil {
+				return fmt.Errorf("eval offline: %w", err)
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), evaloffline.Table(res).Markdown())
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s/table1.{md,csv,json,tex}, per_query.csv, %s and runs/\n", outDir, evaloffline.QrelsFileName(split))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&benchDir, "bench", "", "benchmark directory in the BEIR layout (default: the embedded default benchmark)")
+	f.StringVar(&outDir, "out", "", "output directory (required)")
+	f.StringVar(&split, "split", def.Split, "qrels split to evaluate (qrels/<split>.tsv)")
+	f.StringSliceVar(&retrievers, "retrievers", def.Retrievers, "retrievers to evaluate, in table order (see --list)")
+	f.StringVar(&baseline, "baseline", def.Baseline, `retriever the others are tested against ("" for no tests)`)
+	f.IntVar(&depth, "depth", def.Depth, "tools retrieved per query (run depth; MRR is computed within it)")
+	f.StringSliceVar(&measures, "measures", defMeasures, "measures, in column order: MRR, MRR@k, Recall@k, Hit@k, nDCG@k")
+	f.IntVar(&rounds, "rounds", def.Rounds, "sign assignments of the randomisation test")
+	f.Uint64Var(&seed, "seed", def.Seed, "seed of the randomisation test")
+	f.BoolVar(&list, "list", false, "list the available retrievers and exit")
+	return cmd
+}
