@@ -14,7 +14,7 @@ import (
 // The tests run the real all-MiniLM-L6-v2 through training artifacts that
 // scripts/setup.d/50-training.sh builds at small shapes (B=4, N=1, seq 16; dual: B=2).
 
-func trainingLibrary(t *testing.T) string {
+func trainingLibrary(t testing.TB) string {
 	t.Helper()
 	return testassets.Need(t, "training-enabled ONNX Runtime library", filepath.Join(testassets.Dir(t), "lib", "training", "libonnxruntime.so"))
 }
@@ -28,7 +28,7 @@ var (
 
 // testRuntime opens the training library once per test binary (ONNX Runtime keeps one
 // environment per process); pkg/encode runs on the same library file.
-func testRuntime(t *testing.T) (*Runtime, *encode.Runtime) {
+func testRuntime(t testing.TB) (*Runtime, *encode.Runtime) {
 	t.Helper()
 	lib := trainingLibrary(t)
 	runtimeOnce.Do(func() {
@@ -41,7 +41,7 @@ func testRuntime(t *testing.T) (*Runtime, *encode.Runtime) {
 	return runtimeVal, encodeRT
 }
 
-func testArtifacts(t *testing.T, name string) *Artifacts {
+func testArtifacts(t testing.TB, name string) *Artifacts {
 	t.Helper()
 	dir := testassets.Need(t, "training artifacts "+name, filepath.Join(testassets.Dir(t), "train", name))
 	a, err := LoadArtifacts(dir)
@@ -51,7 +51,7 @@ func testArtifacts(t *testing.T, name string) *Artifacts {
 	return a
 }
 
-func minilm(t *testing.T) string {
+func minilm(t testing.TB) string {
 	t.Helper()
 	return testassets.Model(t, "all-minilm-l6-v2")
 }
@@ -71,7 +71,7 @@ var fixedExamples = []Example{
 		NegativeIDs: []string{"stocks"}, Negatives: []string{"Stocks: share prices and quotes"}},
 }
 
-func loadTokenizer(t *testing.T, modelDir string) *tokenizer.Tokenizer {
+func loadTokenizer(t testing.TB, modelDir string) *tokenizer.Tokenizer {
 	t.Helper()
 	tok, err := tokenizer.Load(filepath.Join(modelDir, "tokenizer.json"))
 	if err != nil {
@@ -80,7 +80,7 @@ func loadTokenizer(t *testing.T, modelDir string) *tokenizer.Tokenizer {
 	return tok
 }
 
-func assemble(t *testing.T, art *Artifacts, modelDir string, examples []Example) *Batch {
+func assemble(t testing.TB, art *Artifacts, modelDir string, examples []Example) *Batch {
 	t.Helper()
 	asm := &Assembler{Artifacts: art, Tokenizer: loadTokenizer(t, modelDir)}
 	b, err := asm.Assemble(examples)
