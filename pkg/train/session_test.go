@@ -82,47 +82,52 @@ func TestLossFallsOnFixedBatch(t *testing.T) {
 
 // TestExportedModelDiffersAndMatchesTrainedGraph: after a few steps the exported folder loads in
 // pkg/encode, its embeddings differ from the source model's, and InfoNCE over them equals the
-// eval graph's loss with the trained parameters (so the export carries exactly those values).
+// eval graph's loss with the trained parameters (so the export carries exactly those values, in
+// the right tower for dual encoders).
 func TestExportedModelDiffersAndMatchesTrainedGraph(t *testing.T) {
 	rt, ert := testRuntime(t)
 	model := minilm(t)
-	art := testArtifacts(t, "all-minilm-l6-v2-test")
-	s, err := rt.OpenSession(art, "", SessionOptions{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"all-minilm-l6-v2-test", "all-minilm-l6-v2-test-dual"} {
+		t.Run(name, func(t *testing.T) {
+			art := testArtifacts(t, name)
+			s, err := rt.OpenSession(art, "", SessionOptions{Threads: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			examples := fixedExamples[:art.Batch]
+			b := assemble(t, art, model, examples)
+			for step := 0; step < 5; step++ {
+				if _, err := s.TrainStep(b); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Apply(5e-5); err != nil {
+					t.Fatal(err)
+				}
+			}
+			evalLoss, err := s.EvalLoss(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			params, err := s.Parameters()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(t.TempDir(), "minilm-ft")
+			if err := ExportModel(params, art, model, out, "minilm-ft"); err != nil {
+				t.Fatal(err)
+			}
+			before := encodeLoss(t, ert, model, examples, art.Negatives, art.Tau)
+			after := encodeLoss(t, ert, out, examples, art.Negatives, art.Tau)
+			if math.Abs(after-float64(evalLoss)) > 1e-4 {
+				t.Errorf("exported model's InfoNCE %.6f, trained eval graph %.6f", after, evalLoss)
+			}
+			if !(after < before-0.01) {
+				t.Errorf("exported model's loss %.6f is not below the source's %.6f", after, before)
+			}
+			t.Logf("InfoNCE source %.5f, exported %.5f, eval graph %.5f", before, after, evalLoss)
+		})
 	}
-	defer s.Close()
-	examples := fixedExamples[:art.Batch]
-	b := assemble(t, art, model, examples)
-	for step := 0; step < 5; step++ {
-		if _, err := s.TrainStep(b); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Apply(5e-5); err != nil {
-			t.Fatal(err)
-		}
-	}
-	evalLoss, err := s.EvalLoss(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, err := s.Parameters()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "minilm-ft")
-	if err := ExportModel(params, art, model, out, "minilm-ft"); err != nil {
-		t.Fatal(err)
-	}
-	before := encodeLoss(t, ert, model, examples, art.Negatives, art.Tau)
-	after := encodeLoss(t, ert, out, examples, art.Negatives, art.Tau)
-	if math.Abs(after-float64(evalLoss)) > 1e-4 {
-		t.Errorf("exported model's InfoNCE %.6f, trained eval graph %.6f", after, evalLoss)
-	}
-	if !(after < before-0.01) {
-		t.Errorf("exported model's loss %.6f is not below the source's %.6f", after, before)
-	}
-	t.Logf("InfoNCE source %.5f, exported %.5f, eval graph %.5f", before, after, evalLoss)
 }
 
 // TestResumeGivesSameNextLoss: a checkpoint saved after k steps (with optimizer state), loaded in
