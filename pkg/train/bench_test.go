@@ -49,9 +49,9 @@ func benchExamples(n int) []Example {
 	out := make([]Example, n)
 	for i := range out {
 		out[i] = Example{
-			QueryID:  fmt.Sprint(i),
-			Query:    fmt.Sprintf("find a tool that can export the quarterly sales report number %d to a shared spreadsheet and notify the finance team", i),
-			Positive: fmt.Sprintf("Spreadsheet exporter %d: writes tabular data from reports into shared spreadsheets, keeps formatting, and sends a notification to the listed recipients when the export is done", i),
+			QueryID:   fmt.Sprint(i),
+			Query:     fmt.Sprintf("find a tool that can export the quarterly sales report number %d to a shared spreadsheet and notify the finance team", i),
+			Positive:  fmt.Sprintf("Spreadsheet exporter %d: writes tabular data from reports into shared spreadsheets, keeps formatting, and sends a notification to the listed recipients when the export is done", i),
 			Negatives: []string{fmt.Sprintf("Report viewer %d: renders quarterly sales reports as charts and tables in the browser, with filters by region, product line and sales representative", i)},
 		}
 	}
