@@ -1,0 +1,228 @@
+package synth
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"time"
+
+	"github.com/rated-dev/rated/pkg/bench"
+	"github.com/rated-dev/rated/pkg/catalog"
+	"github.com/rated-dev/rated/pkg/retrieve"
+)
+
+// SynConfig configures EcoAgent-Syn generation.
+type SynConfig struct {
+	// QueriesPerTool is N in the prompt (the paper: 10–20).
+	QueriesPerTool int
+	// MinWords and MaxWords bound a query's length in words (the paper: 5–120).
+	MinWords, MaxWords int
+	// DedupeThreshold drops a query whose word-set Jaccard to a kept one is above it (0.7).
+	DedupeThreshold float64
+	Negatives       NegativeConfig
+	// SplitNames and SplitFractions cut the distinct query texts into splits.
+	SplitNames     []string
+	SplitFractions []float64
+	// Seed drives the per-tool request seeds; NegativeSeed the random negatives; SplitSeed the
+	// split assignment. All are recorded in stats.json and the datasheet.
+	Seed         int64
+	NegativeSeed uint64
+	SplitSeed    uint64
+	Concurrency  int
+}
+
+// DefaultSynConfig returns the paper's settings with 10 queries per tool.
+func DefaultSynConfig() SynConfig {
+	return SynConfig{
+		QueriesPerTool: 10, MinWords: 5, MaxWords: 120, DedupeThreshold: 0.7,
+		Negatives:  NegativeConfig{Hard: 1, Random: 1, Depth: 50},
+		SplitNames: []string{"train", "dev", "test"}, SplitFractions: []float64{0.8, 0.1, 0.1},
+		Seed: 7, NegativeSeed: 11, SplitSeed: 13, Concurrency: 2,
+	}
+}
+
+// SynResult is a built EcoAgent-Syn.
+type SynResult struct {
+	Bench     *bench.Bench
+	Negatives []NegativeRecord
+	Stats     SynStats
+}
+
+// SynStats are the counts of Section 2 of the paper for Syn, with the losses of each stage.
+type SynStats struct {
+	Tools          int `json:"tools"`
+	ToolsOK        int `json:"tools_generated"`
+	ToolsFailed    int `json:"tools_failed"`
+	ToolsNoQueries int `json:"tools_without_kept_queries"`
+	// Stage counts: parsed from the answers, kept by the length filter, kept by dedupe.
+	QueriesParsed      int `json:"queries_parsed"`
+	DroppedBeyondN     int `json:"dropped_beyond_queries_per_tool"`
+	DroppedTooShort    int `json:"dropped_too_short"`
+	DroppedTooLong     int `json:"dropped_too_long"`
+	DroppedNearDup     int `json:"dropped_near_duplicate"`
+	Queries            int `json:"queries"`
+	PositivePairs      int `json:"positive_pairs"`
+	NegativePairs      int `json:"negative_pairs"`
+	HardNegativePairs  int `json:"hard_negative_pairs"`
+	RandomNegativePair int `json:"random_negative_pairs"`
+	// QueriesPerSplit counts queries in each split.
+	QueriesPerSplit map[string]int `json:"queries_per_split"`
+	// WordsHistogram counts kept queries by length in words, in bins of 5 ("5-9", "10-14", ...).
+	WordsHistogram map[string]int `json:"words_histogram"`
+	// Failures lists the tools whose generation failed for good, with the fault of each attempt.
+	Failures  []ToolFailure  `json:"failures,omitempty"`
+	Faults    map[string]int `json:"faults_by_class"`
+	Attempts  int            `json:"attempts"`
+	Retriever string         `json:"hard_negative_retriever"`
+}
+
+// ToolFailure is one item that failed every attempt.
+type ToolFailure struct {
+	Key    string   `json:"key"`
+	Faults []string `json:"faults"`
+	Error  string   `json:"error"`
+}
+
+// GenerateSyn asks gen for queries for every tool without a successful journal record and
+// journals each answer. It returns ctx's error if interrupted (the journal keeps what finished).
+func GenerateSyn(ctx context.Context, gen Generator, tools []catalog.Tool, cfg SynConfig, j *Journal, p Progress, now func() time.Time) error {
+	if p == nil {
+		p = nopProgress{}
+	}
+	jobs := make([]job, len(tools))
+	for i := range tools {
+		t := tools[i]
+		seed := subSeed(cfg.Seed, t.ID)
+		jobs[i] = job{key: "syn/" + t.ID, do: func(ctx context.Context) Record {
+			accept := func(text string) error {
+				for _, q := range ParseQueries(text) {
+					if n := WordCount(q); n >= cfg.MinWords && n <= cfg.MaxWords {
+						return nil
+					}
+				}
+				return errNoQueries
+			}
+			c, err := gen.Complete(ctx, Request{
+				Messages: []Message{{Role: "user", Content: SynPrompt(t, cfg.QueriesPerTool)}},
+				Seed:     seed, Stop: SynStop, Prefix: SynAnswerPrefix, Accept: accept,
+				// About 40 tokens per query is ample for 5-120 words on average.
+				MaxTokens: 48*cfg.QueriesPerTool + 32,
+			})
+			if err != nil {
+				r := failureRecord(err, seed)
+				r.ToolID = t.ID
+				return r
+			}
+			return Record{OK: true, ToolID: t.ID, Raw: c.Text, Queries: ParseQueries(c.Text), Attempts: c.Attempts, Faults: c.Faults, Seed: c.Seed}
+		}}
+	}
+	return runJobs(ctx, j, jobs, cfg.Concurrency, "syn: generate", p, now)
+}
+
+// AssembleSyn builds EcoAgent-Syn from the journal: length filter, near-duplicate removal (in tool
+// order, then answer order), hard and random negatives under r, and splits by query text. r must
+// index bench.DocsFromTools(tools).
+func AssembleSyn(tools []catalog.Tool, j *Journal, r retrieve.Retriever, cfg SynConfig) (*SynResult, error) {
+	st := SynStats{Tools: len(tools), Faults: map[string]int{}, WordsHistogram: map[string]int{}, QueriesPerSplit: map[string]int{}, Retriever: r.Name()}
+	dd, err := NewDeduper(cfg.DedupeThreshold)
+	if err != nil {
+		return nil, err
+	}
+	type pos struct{ text, tool string }
+	var kept []pos
+	for _, t := range tools {
+		rec, ok := j.Get("syn/" + t.ID)
+		if !ok {
+			st.ToolsFailed++
+			st.Failures = append(st.Failures, ToolFailure{Key: "syn/" + t.ID, Error: "no journal record (run interrupted?)"})
+			continue
+		}
+		st.Attempts += rec.Attempts
+		for _, f := range rec.Faults {
+			st.Faults[f]++
+		}
+		if !rec.OK {
+			st.ToolsFailed++
+			st.Failures = append(st.Failures, ToolFailure{Key: rec.Key, Faults: rec.Faults, Error: rec.Error})
+			continue
+		}
+		st.ToolsOK++
+		qs := ParseQueries(rec.Raw)
+		if len(qs) > cfg.QueriesPerTool {
+			// A base model may run on past N; only the first N answers were asked for.
+			st.DroppedBeyondN += len(qs) - cfg.QueriesPerTool
+			qs = qs[:cfg.QueriesPerTool]
+		}
+		st.QueriesParsed += len(qs)
+		n0 := len(kept)
+		for _, q := range qs {
+			w := WordCount(q)
+			switch {
+			case w < cfg.MinWords:
+				st.DroppedTooShort++
+				continue
+			case w > cfg.MaxWords:
+				st.DroppedTooLong++
+				continue
+			}
+			if keep, _ := dd.Add(q); !keep {
+				st.DroppedNearDup++
+				continue
+			}
+			kept = append(kept, pos{q, t.ID})
+		}
+		if len(kept) == n0 {
+			st.ToolsNoQueries++
+		}
+	}
+	texts := make([]string, len(kept))
+	for i, k := range kept {
+		texts[i] = k.text
+	}
+	assign, err := SplitByText(texts, cfg.SplitNames, cfg.SplitFractions, cfg.SplitSeed)
+	if err != nil {
+		return nil, err
+	}
+	b := &bench.Bench{Corpus: bench.DocsFromTools(tools), Splits: map[string]bench.Qrels{}, Tools: tools}
+	for _, name := range cfg.SplitNames {
+		b.Splits[name] = bench.Qrels{}
+	}
+	toolIDs := make([]string, len(tools))
+	for i, t := range tools {
+		toolIDs[i] = t.ID
+	}
+	rng := rand.New(rand.NewPCG(cfg.NegativeSeed, 0x4e6567))
+	var negs []NegativeRecord
+	for _, k := range kept {
+		qid := QueryID("syn", k.text)
+		split := assign[k.text]
+		b.Queries = append(b.Queries, bench.Query{ID: qid, Text: k.text, Metadata: map[string]any{"tool_id": k.tool, "split": split}})
+		b.Splits[split][qid] = map[string]int{k.tool: 1}
+		st.QueriesPerSplit[split]++
+		st.PositivePairs++
+		st.WordsHistogram[wordsBin(WordCount(k.text))]++
+		ns, err := MineNegatives(r, k.text, map[string]bool{k.tool: true}, toolIDs, cfg.Negatives, rng)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range ns {
+			if n.Kind == "hard" {
+				st.HardNegativePairs++
+			} else {
+				st.RandomNegativePair++
+			}
+		}
+		st.NegativePairs += len(ns)
+		negs = append(negs, NegativeRecord{QueryID: qid, Positive: k.tool, Negatives: ns})
+	}
+	st.Queries = len(b.Queries)
+	sort.Slice(st.Failures, func(a, c int) bool { return st.Failures[a].Key < st.Failures[c].Key })
+	return &SynResult{Bench: b, Negatives: negs, Stats: st}, nil
+}
+
+// wordsBin names the 5-word histogram bin of a length ("5-9", "10-14", ...).
+func wordsBin(n int) string {
+	lo := n / 5 * 5
+	return fmt.Sprintf("%d-%d", lo, lo+4)
+}
