@@ -276,26 +276,18 @@ func evaluateOne(env Env, reg *Registry, name string, texts []string, res *Resul
 		for j, c := range cands[i] {
 			run[j] = metrics.ScoredDoc{ID: c.ID, Score: c.Score}
 		}
-		ranking := metrics.TrecOrder(run)
-		// Keep the run in trec_eval order, each tool once at its best score.
-		best := make(map[string]float64, len(run))
-		for _, d := range run {
-			if s, ok := best[d.ID]; !ok || d.Score > s {
-				best[d.ID] = d.Score
-			}
-		}
-		ordered := make([]metrics.ScoredDoc, len(ranking))
-		for j, id := range ranking {
-			ordered[j] = metrics.ScoredDoc{ID: id, Score: best[id]}
+		ordered := metrics.TrecOrderScored(run)
+		ranking := make([]string, len(ordered))
+		for j, d := range ordered {
+			ranking[j] = d.ID
 		}
 		sys.runs = append(sys.runs, ordered)
 		if len(ranking) == 0 {
 			sys.EmptyRuns++
 		}
-		qs := QueryScores{QueryID: qid, Values: map[string]float64{}, Returned: len(ranking)}
-		rel := metrics.Judgments(res.qrels[qid])
-		for mi, m := range res.measures {
-			v := m.Eval(ranking, rel)
+		qs := QueryScores{QueryID: qid, Values: make(map[string]float64, len(res.measures)), Returned: len(ranking)}
+		values := metrics.EvalAll(res.measures, ranking, metrics.Judgments(res.qrels[qid]))
+		for mi, v := range values {
 			qs.Values[res.Measures[mi]] = v
 			sys.Mean[res.Measures[mi]] += v
 		}

@@ -117,15 +117,42 @@ func ParseMeasure(s string) (Measure, error) {
 
 // Eval computes the measure for one query.
 func (m Measure) Eval(ranking []string, rel Judgments) float64 {
+	return m.evalUnique(topUnique(ranking, m.K), rel)
+}
+
+// EvalAll computes every measure for one query (the ranking is deduplicated once).
+func EvalAll(measures []Measure, ranking []string, rel Judgments) []float64 {
+	unique := topUnique(ranking, 0)
+	out := make([]float64, len(measures))
+	for i, m := range measures {
+		out[i] = m.evalUnique(unique, rel)
+	}
+	return out
+}
+
+// evalUnique computes the measure on a ranking without repeated documents.
+func (m Measure) evalUnique(unique []string, rel Judgments) float64 {
+	if m.K > 0 && len(unique) > m.K {
+		unique = unique[:m.K]
+	}
 	switch m.Kind {
 	case RR:
-		return ReciprocalRank(ranking, rel, m.K)
+		return reciprocalRank(unique, rel)
 	case Recall:
-		return RecallAt(ranking, rel, m.K)
+		if m.K <= 0 {
+			return 0
+		}
+		return recall(unique, rel)
 	case Hit:
-		return HitAt(ranking, rel, m.K)
+		if m.K <= 0 {
+			return 0
+		}
+		return hit(unique, rel)
 	case NDCG:
-		return NDCGAt(ranking, rel, m.K)
+		if m.K <= 0 {
+			return 0
+		}
+		return ndcg(unique, rel, m.K)
 	}
 	panic(fmt.Sprintf("metrics: unknown measure kind %d", m.Kind))
 }
@@ -161,7 +188,30 @@ func numRelevant(rel Judgments) int {
 // ReciprocalRank is 1/r for the rank r of the first relevant document in the top k (k <= 0:
 // the whole ranking), or 0 when there is none.
 func ReciprocalRank(ranking []string, rel Judgments, k int) float64 {
-	for i, d := range topUnique(ranking, k) {
+	return Measure{Kind: RR, K: max(k, 0)}.Eval(ranking, rel)
+}
+
+// RecallAt is the fraction of the relevant documents found in the top k; 0 when the query has
+// no relevant document.
+func RecallAt(ranking []string, rel Judgments, k int) float64 {
+	return Measure{Kind: Recall, K: k}.Eval(ranking, rel)
+}
+
+// HitAt is 1 when a relevant document is in the top k, else 0.
+func HitAt(ranking []string, rel Judgments, k int) float64 {
+	return Measure{Kind: Hit, K: k}.Eval(ranking, rel)
+}
+
+// NDCGAt is DCG@k / ideal DCG@k with gain = grade (grades <= 0 gain nothing) and discount
+// log2(rank + 1); 0 when the query has no relevant document.
+func NDCGAt(ranking []string, rel Judgments, k int) float64 {
+	return Measure{Kind: NDCG, K: k}.Eval(ranking, rel)
+}
+
+// The unexported measures below take a ranking already cut at the cutoff and without repeats.
+
+func reciprocalRank(top []string, rel Judgments) float64 {
+	for i, d := range top {
 		if rel[d] > 0 {
 			return 1 / float64(i+1)
 		}
@@ -169,15 +219,13 @@ func ReciprocalRank(ranking []string, rel Judgments, k int) float64 {
 	return 0
 }
 
-// RecallAt is the fraction of the relevant documents found in the top k; 0 when the query has
-// no relevant document.
-func RecallAt(ranking []string, rel Judgments, k int) float64 {
+func recall(top []string, rel Judgments) float64 {
 	n := numRelevant(rel)
-	if n == 0 || k <= 0 {
+	if n == 0 {
 		return 0
 	}
 	found := 0
-	for _, d := range topUnique(ranking, k) {
+	for _, d := range top {
 		if rel[d] > 0 {
 			found++
 		}
@@ -185,12 +233,8 @@ func RecallAt(ranking []string, rel Judgments, k int) float64 {
 	return float64(found) / float64(n)
 }
 
-// HitAt is 1 when a relevant document is in the top k, else 0.
-func HitAt(ranking []string, rel Judgments, k int) float64 {
-	if k <= 0 {
-		return 0
-	}
-	for _, d := range topUnique(ranking, k) {
+func hit(top []string, rel Judgments) float64 {
+	for _, d := range top {
 		if rel[d] > 0 {
 			return 1
 		}
@@ -198,12 +242,7 @@ func HitAt(ranking []string, rel Judgments, k int) float64 {
 	return 0
 }
 
-// NDCGAt is DCG@k / ideal DCG@k with gain = grade (grades <= 0 gain nothing) and discount
-// log2(rank + 1); 0 when the query has no relevant document.
-func NDCGAt(ranking []string, rel Judgments, k int) float64 {
-	if k <= 0 {
-		return 0
-	}
+func ndcg(top []string, rel Judgments, k int) float64 {
 	var gains []int
 	for _, g := range rel {
 		if g > 0 {
@@ -219,7 +258,7 @@ func NDCGAt(ranking []string, rel Judgments, k int) float64 {
 		ideal += float64(gains[i]) / math.Log2(float64(i+2))
 	}
 	dcg := 0.0
-	for i, d := range topUnique(ranking, k) {
+	for i, d := range top {
 		if g := rel[d]; g > 0 {
 			dcg += float64(g) / math.Log2(float64(i+2))
 		}
@@ -238,6 +277,16 @@ type ScoredDoc struct {
 // score. Writing the same (id, score) pairs to a TREC run file therefore gives trec_eval,
 // pytrec_eval, ir_measures and ranx exactly this ranking.
 func TrecOrder(run []ScoredDoc) []string {
+	sorted := TrecOrderScored(run)
+	out := make([]string, len(sorted))
+	for i, d := range sorted {
+		out[i] = d.ID
+	}
+	return out
+}
+
+// TrecOrderScored is TrecOrder keeping each document's (highest) score.
+func TrecOrderScored(run []ScoredDoc) []ScoredDoc {
 	sorted := append([]ScoredDoc(nil), run...)
 	sort.SliceStable(sorted, func(i, j int) bool {
 		if sorted[i].Score != sorted[j].Score {
@@ -245,9 +294,13 @@ func TrecOrder(run []ScoredDoc) []string {
 		}
 		return sorted[i].ID > sorted[j].ID
 	})
-	out := make([]string, len(sorted))
-	for i, d := range sorted {
-		out[i] = d.ID
+	seen := make(map[string]bool, len(sorted))
+	out := sorted[:0]
+	for _, d := range sorted {
+		if !seen[d.ID] {
+			seen[d.ID] = true
+			out = append(out, d)
+		}
 	}
-	return topUnique(out, 0)
+	return out
 }

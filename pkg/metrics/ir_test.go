@@ -38,9 +38,16 @@ func TestIRHandComputed(t *testing.T) {
 		{Measure{NDCG, 2}, (2 / math.Log2(3)) / (3 + 2/math.Log2(3))},
 		{Measure{NDCG, 4}, (2/math.Log2(3) + 1/math.Log2(5)) / ideal3},
 	}
+	var all []Measure
 	for _, c := range cases {
 		if got := c.m.Eval(ranking, rel); math.Abs(got-c.want) > 1e-15 {
 			t.Errorf("%v = %v, want %v", c.m, got, c.want)
+		}
+		all = append(all, c.m)
+	}
+	for i, got := range EvalAll(all, ranking, rel) {
+		if math.Abs(got-cases[i].want) > 1e-15 {
+			t.Errorf("EvalAll %v = %v, want %v", cases[i].m, got, cases[i].want)
 		}
 	}
 	// No relevant document, or an empty ranking: every measure is 0.
@@ -175,8 +182,13 @@ func TestIRMatchesPytrecEval(t *testing.T) {
 		q := fmt.Sprintf("q%d", i)
 		ranking := TrecOrder(runs[q])
 		want, evaluated := ref[q]
+		// EvalAll on the raw run (duplicates included, any order) sorted by TrecOrder must agree too.
+		all := EvalAll(measures, ranking, qrels[q])
 		for j, m := range measures {
 			got := m.Eval(ranking, qrels[q])
+			if all[j] != got {
+				t.Fatalf("%s %v: EvalAll %v, Eval %v", q, m, all[j], got)
+			}
 			sums[j] += got
 			w := 0.0 // a query pytrec_eval skips (empty run) counts 0, as with trec_eval -c
 			if evaluated {

@@ -124,7 +124,8 @@ func (ix *lexicalIndex) search(terms []int32, qw []float64, k int) []Candidate {
 	if visits*4 >= n {
 		ix.scores(terms, qw, s.score)
 		for d, sc := range s.score {
-			if sc > 0 {
+			// Inline pre-check: once the heap is full, only a score >= the worst kept can enter.
+			if sc > 0 && (len(h) < k || sc >= h[0].Score) {
 				h = pushTop(h, Candidate{Index: d, Score: sc}, k)
 			}
 		}
