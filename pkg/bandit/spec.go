@@ -18,7 +18,8 @@ type Spec struct {
 	Gamma     float64 `yaml:"gamma,omitempty" json:"gamma,omitempty"`
 	Ridge     float64 `yaml:"ridge,omitempty" json:"ridge,omitempty"`
 	PriorInit string  `yaml:"prior_init,omitempty" json:"prior_init,omitempty"`
-	// ContextScale is β in x̃ = [β·x; 1] for rated/linucb (0 = 1).
+	// ContextScale is β in x̃ = [β·x; 1] for rated/linucb; 0 takes √(λ(1−γ)) for rated and 1
+	// for linucb (see DiscountedLinUCB).
 	ContextScale float64 `yaml:"context_scale,omitempty" json:"context_scale,omitempty"`
 	K            int     `yaml:"k,omitempty" json:"k,omitempty"`
 	Window       int     `yaml:"window,omitempty" json:"window,omitempty"`
@@ -105,7 +106,7 @@ type Env struct {
 }
 
 // New builds the policy described by spec. Zero-valued parameters take these defaults: α 0.1,
-// γ 0.95 (rated), ridge 1, k 3, SW window 500, breaker = gobreaker defaults (trip after more than
+// ridge 1, context scale √(λ(1−γ)) (rated) or 1 (linucb), k 3, SW window 500, breaker = gobreaker defaults (trip after more than
 // 5 consecutive failures, cool-down 60, 1 half-open call), GRPO batch 200, learning rate 20,
 // temperature 0.05, clip 10.
 func New(spec Spec, env Env) (Policy, error) {
@@ -138,11 +139,16 @@ func New(spec Spec, env Env) (Policy, error) {
 	case "retry":
 		return NewRetry(spec.Name, ori(spec.K, 3)), nil
 	case "rated", "linucb":
-		gamma := or(spec.Gamma, 0.95)
+		gamma := spec.Gamma
 		if spec.Kind == "linucb" {
 			gamma = 1
 		}
-		cfg := LinUCBConfig{Alpha: or(spec.Alpha, 0.1), Gamma: gamma, Ridge: or(spec.Ridge, 1), Weights: w, PriorInit: spec.PriorInit, ContextScale: or(spec.ContextScale, 1)}
+		ridge := or(spec.Ridge, 1)
+		cfg := LinUCBConfig{Alpha: or(spec.Alpha, 0.1), Gamma: gamma, Ridge: ridge, Weights: w, PriorInit: spec.PriorInit,
+			ContextScale: or(spec.ContextScale, math.Sqrt(ridge*(1-gamma)))}
+		if gamma == 1 {
+			cfg.ContextScale = or(spec.ContextScale, 1)
+		}
 		return NewDiscountedLinUCB(spec.Name, cfg, env.NumTools, env.Dim), nil
 	case "global_mab":
 		return NewGlobalUCB(spec.Name, or(spec.Alpha, 0.1), w, env.NumTools), nil

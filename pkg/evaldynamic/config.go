@@ -31,12 +31,14 @@ type Config struct {
 
 // RetrievalConfig configures the first stage.
 type RetrievalConfig struct {
-	K            int     `yaml:"k" json:"k"`
-	Retriever    string  `yaml:"retriever" json:"retriever"`
-	Encoder      string  `yaml:"encoder" json:"encoder"`
-	ContextDim   int     `yaml:"context_dim" json:"context_dim"`
-	SemanticNorm string  `yaml:"semantic_norm" json:"semantic_norm"`
-	Tau          float64 `yaml:"tau" json:"tau"`
+	K            int    `yaml:"k" json:"k"`
+	Retriever    string `yaml:"retriever" json:"retriever"`
+	Encoder      string `yaml:"encoder" json:"encoder"`
+	ContextDim   int    `yaml:"context_dim" json:"context_dim"`
+	SemanticNorm string `yaml:"semantic_norm" json:"semantic_norm"`
+	// ContextCenter subtracts the mean query vector from every context (see BuildWorld).
+	ContextCenter bool    `yaml:"context_center" json:"context_center"`
+	Tau           float64 `yaml:"tau" json:"tau"`
 }
 
 // DynamicConfig configures the step loop and the measures.

@@ -2,6 +2,7 @@ package evaldynamic
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/rated-dev/rated/pkg/bandit"
@@ -37,6 +38,8 @@ type WorldInfo struct {
 	MeanPrior   float64 `json:"mean_prior"`
 	HighPrior   int     `json:"tools_prior_at_least_0_8"`
 	Depth       int     `json:"ranking_depth"`
+	// ContextCentering says where the mean subtracted from the contexts came from ("" = none).
+	ContextCentering string `json:"context_centering,omitempty"`
 	// RecallAtK is the share of queries with a relevant tool in the top K: the ceiling on SR.
 	RecallAtK float64 `json:"hit_at_k"`
 }
@@ -118,6 +121,16 @@ func BuildWorld(res Resources, cfg *Config) (*sim.World, WorldInfo, error) {
 		}
 		w.Queries = append(w.Queries, sq)
 	}
+	if cfg.Retrieval.ContextCenter {
+		mu, from, err := contextMean(b, cfg, res.Vectorizer, w)
+		if err != nil {
+			return nil, info, err
+		}
+		for _, q := range w.Queries {
+			centerAndNormalize(q.Context, mu)
+		}
+		info.ContextCentering = from
+	}
 	info.Queries = len(w.Queries)
 	info.RecallAtK = float64(hits) / float64(len(w.Queries))
 	return w, info, nil
@@ -168,4 +181,47 @@ func containsInt(xs []int, x int) bool {
 		}
 	}
 	return false
+}
+
+// contextMean is the mean query vector that contexts are centred on: over the dev split's
+// queries when the benchmark has one other than the evaluated split (no labels are used), else
+// over the evaluated queries themselves.
+func contextMean(b *bench.Bench, cfg *Config, vec retrieve.QueryVectorizer, w *sim.World) ([]float64, string, error) {
+	mu := make([]float64, vec.Dim())
+	if cfg.Dynamic.Split != "dev" {
+		if dev := b.SplitQueries("dev"); len(dev) > 0 {
+			for _, q := range dev {
+				v, err := vec.QueryVector(q.Text)
+				if err != nil {
+					return nil, "", fmt.Errorf("context of dev query %s: %w", q.ID, err)
+				}
+				for i, x := range v {
+					mu[i] += x / float64(len(dev))
+				}
+			}
+			return mu, fmt.Sprintf("mean of %d dev-split query vectors", len(dev)), nil
+		}
+	}
+	for _, q := range w.Queries {
+		for i, x := range q.Context {
+			mu[i] += x / float64(len(w.Queries))
+		}
+	}
+	return mu, fmt.Sprintf("mean of the %d evaluated query vectors (no dev split)", len(w.Queries)), nil
+}
+
+// centerAndNormalize subtracts mu from v in place and rescales it to unit length (a zero result
+// stays zero).
+func centerAndNormalize(v, mu []float64) {
+	n := 0.0
+	for i := range v {
+		v[i] -= mu[i]
+		n += v[i] * v[i]
+	}
+	if n > 0 {
+		inv := 1 / math.Sqrt(n)
+		for i := range v {
+			v[i] *= inv
+		}
+	}
 }
