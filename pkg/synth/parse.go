@@ -22,7 +22,8 @@ var (
 // a JSON array of strings (or of objects with a "query" field), anywhere in the text, possibly
 // inside a Markdown code fence; a numbered or bulleted list, ignoring the prose around it; and,
 // when neither is present, one query per non-empty line that does not look like prose about the
-// list (a line ending in ':' or opening with "Here are", "Sure", ...). Each query is trimmed of
+// list (a line ending in ':' or opening with "Here are", "Sure", "Sorry", ...; list items that
+// look like that are dropped too). Each query is trimmed of
 // quotes, emphasis marks and a leading label such as "Query:". Empty results are dropped; order
 // is kept.
 func ParseQueries(text string) []string {
@@ -36,7 +37,9 @@ func ParseQueries(text string) []string {
 			continue
 		}
 		if m := listItemRE.FindStringSubmatch(line); m != nil {
-			items = append(items, m[1])
+			if !isProse(cleanQuery(m[1])) {
+				items = append(items, m[1])
+			}
 			continue
 		}
 		if !isProse(line) {
@@ -92,6 +95,7 @@ func parseJSONList(text string) ([]string, bool) {
 var prosePrefixes = []string{
 	"here are", "here is", "here's", "sure", "okay", "ok,", "certainly", "of course", "these queries",
 	"i hope", "let me know", "note:", "note that", "queries:", "user queries", "as an ai",
+	"sorry", "i cannot", "i can't", "i'm sorry", "i am sorry",
 }
 
 func isProse(line string) bool {

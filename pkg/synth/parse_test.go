@@ -29,6 +29,8 @@ func TestParseQueries(t *testing.T) {
 		{"brackets that are not JSON fall back to list", "1. Use [brackets] here\n2. And here",
 			[]string{"Use [brackets] here", "And here"}},
 		{"empty", "   \n\n", nil},
+		{"refusal after a supplied list marker", "1. Sorry, I cannot help with that:", nil},
+		{"prose items dropped", "1. Here are some requests:\n2. Book a hotel in Rome", []string{"Book a hotel in Rome"}},
 		{"whitespace collapsed", "1.   lots   of\tspace  ", []string{"lots of space"}},
 	}
 	for _, c := range cases {
