@@ -36,8 +36,9 @@ func (p *LinePlot) Write(path string, width, height vg.Length) error {
 	pl.X.Label.Text = p.XLabel
 	pl.Y.Label.Text = p.YLabel
 	pl.Y.Min, pl.Y.Max = p.YMin, p.YMax
-	pl.Legend.Top = false
-	pl.Legend.Left = true
+	// Top right: the curves of a success-rate plot rarely reach the top of a [0, 1] axis.
+	pl.Legend.Top = true
+	pl.Legend.Left = false
 	pl.Add(plotter.NewGrid())
 	for i, s := range p.Series {
 		pts := make(plotter.XYs, len(s.X))
