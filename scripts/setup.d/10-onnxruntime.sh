@@ -47,7 +47,9 @@ if command -v npm >/dev/null 2>&1; then
     mv "$tmp/onnxruntime-node-$version.tgz" "$tgz"
   fi
   tar -xzf "$tgz" -C "$tmp" --wildcards 'package/bin/napi-v*/linux/x64/*'
-  so=$(ls "$tmp"/package/bin/napi-v*/linux/x64/libonnxruntime.so."$version" 2>/dev/null | head -n1 || true)
+  # Up to 1.21 the library is libonnxruntime.so.<version>; from 1.22 on, libonnxruntime.so.1.
+  so=$(ls "$tmp"/package/bin/napi-v*/linux/x64/libonnxruntime.so."$version" \
+    "$tmp"/package/bin/napi-v*/linux/x64/libonnxruntime.so.1 2>/dev/null | head -n1 || true)
   shared=$(ls "$tmp"/package/bin/napi-v*/linux/x64/libonnxruntime_providers_shared.so 2>/dev/null | head -n1 || true)
   source_desc="npm onnxruntime-node@$version ($(sha256sum "$tgz" | cut -d' ' -f1) $(basename "$tgz"))"
 else
