@@ -87,6 +87,7 @@ func TestBadModelFolders(t *testing.T) {
 		{name: "no model named", yaml: "tokenizer: tokenizer.json\n", wantFile: "rated.yaml", wantText: "no model file"},
 		{name: "missing tokenizer", yaml: goodYAML, files: map[string][]byte{"model.onnx": []byte("x")}, wantFile: "tokenizer.json", wantText: "no such file"},
 		{name: "unsupported tokenizer", yaml: goodYAML, files: map[string][]byte{"tokenizer.json": []byte("{}")}, loader: failingLoader, wantFile: "tokenizer.json", wantText: "unsupported tokenizer"},
+		{name: "BPE tokenizer.json", yaml: goodYAML, files: map[string][]byte{"tokenizer.json": []byte(`{"version":"1.0","model":{"type":"BPE","vocab":{},"merges":[]}}`)}, loader: defaultTokenizerLoader, wantFile: "tokenizer.json", wantText: `unsupported model type "BPE"`},
 		{name: "missing model", yaml: goodYAML, files: map[string][]byte{"tokenizer.json": []byte("{}")}, needsORT: true, wantFile: "model.onnx", wantText: "not found"},
 		{name: "empty model", yaml: goodYAML, files: map[string][]byte{"tokenizer.json": []byte("{}"), "model.onnx": nil}, needsORT: true, wantFile: "model.onnx", wantText: "empty"},
 		{name: "corrupt model", yaml: goodYAML, files: map[string][]byte{"tokenizer.json": []byte("{}"), "model.onnx": []byte("this is not a protobuf \x00\xff\xfe")}, needsORT: true, wantFile: "model.onnx", wantText: "not a loadable ONNX model"},
