@@ -35,7 +35,12 @@ var urlPattern = regexp.MustCompile(`^https?://[^\s"'<>\x60]+$`)
 // services a tool calls.
 var nonEndpointHosts = []string{"localhost", "127.0.0.1", "0.0.0.0", "example.com", "example.org", "example.net",
 	"www.w3.org", "json-schema.org", "github.com", "pypi.org", "python.langchain.com", "docs.n8n.io", "n8n.io",
-	"docs.llamaindex.ai", "docs.crewai.com", "www.python.org", "python.org", "readthedocs.io", "your-domain.com", "yourdomain.com"}
+	"docs.llamaindex.ai", "docs.crewai.com", "www.python.org", "python.org", "readthedocs.io", "your-domain.com", "yourdomain.com", "myblog.com", "mydomain.com", "yoursite.com"}
+
+// docHostPrefixes start host names of documentation sites.
+var docHostPrefixes = []string{"docs.", "developers.", "developer.", "support.", "help.", "manual.", "learn.", "www.example."}
+
+func isAlnumByte(c byte) bool { return isAlnum(c) }
 
 // urlsIn returns the endpoints among string literals: literals that are a URL as a whole (after
 // trimming), which keeps documentation links inside prose out. f-string placeholders or n8n
@@ -64,8 +69,14 @@ func endpointFromURL(raw string) (catalog.Endpoint, bool) {
 			return catalog.Endpoint{}, false
 		}
 	}
+	if strings.Contains(rest, "#") {
+		return catalog.Endpoint{}, false // an anchor into a page: documentation, not a service
+	}
 	host := rest
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+	if i := strings.IndexAny(rest, "/?#{"); i > 0 && rest[i] == '{' && strings.Contains(rest[:i], ".") && isAlnumByte(rest[i-1]) {
+		// https://api.x.com{path}: a placeholder right after a complete host name is the path.
+		host = rest[:i]
+	} else if i := strings.IndexAny(rest, "/?#"); i >= 0 {
 		// A '/' inside a placeholder ({{ $credentials.url }}/x) must not end the host early.
 		if j := strings.Index(rest, "{"); j >= 0 && j < i {
 			if k := strings.Index(rest[j:], "}"); k >= 0 {
@@ -80,13 +91,19 @@ func endpointFromURL(raw string) (catalog.Endpoint, bool) {
 	}
 	templated := strings.ContainsAny(host, "{}$<%")
 	if !templated {
-		u, err := url.Parse(raw)
+		scheme, _, _ := strings.Cut(raw, "://")
+		u, err := url.Parse(scheme + "://" + host)
 		if err != nil || u.Hostname() == "" || !strings.Contains(u.Hostname(), ".") && u.Hostname() != "localhost" {
 			return catalog.Endpoint{}, false
 		}
 		h := strings.ToLower(u.Hostname())
 		for _, bad := range nonEndpointHosts {
 			if h == bad || strings.HasSuffix(h, "."+bad) {
+				return catalog.Endpoint{}, false
+			}
+		}
+		for _, prefix := range docHostPrefixes {
+			if strings.HasPrefix(h, prefix) {
 				return catalog.Endpoint{}, false
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -77,8 +78,11 @@ func TestCrawlPinnedPackages(t *testing.T) {
 		t.Errorf("n8n slack tools = %d, want 48", slack)
 	}
 	an := tools["n8n/actionnetwork/attendance.create"]
-	if an.Description != "Create an attendance. Consume the Action Network API" ||
-		len(an.Endpoints) != 1 || an.Endpoints[0].URL != "https://actionnetwork.org/api/v2" ||
+	// Endpoints: the credential's test request base URL, and the two template literals of
+	// dist/nodes/ActionNetwork/GenericFunctions.js.
+	wantAN := []catalog.Endpoint{{URL: "https://actionnetwork.org/api/v2"}, {URL: "https://actionnetwork.org/api/v2/people/{personId}"},
+		{URL: "https://actionnetwork.org/api/v2{endpoint}"}}
+	if an.Description != "Create an attendance. Consume the Action Network API" || !reflect.DeepEqual(an.Endpoints, wantAN) ||
 		len(an.Auth) != 1 || an.Auth[0] != (catalog.Credential{Name: "actionNetworkApi", Kind: "credential", Required: true}) {
 		t.Errorf("n8n action network attendance.create = %+v", an)
 	}

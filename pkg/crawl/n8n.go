@@ -26,7 +26,8 @@ type n8nNode struct {
 	RequestDefaults struct {
 		BaseURL string `json:"baseURL"`
 	} `json:"requestDefaults"`
-	Codex json.RawMessage `json:"codex"`
+	Codex   json.RawMessage `json:"codex"`
+	IconURL json.RawMessage `json:"iconUrl"`
 }
 
 // codexTags returns the categories and subcategories of a node's codex, tolerating the shapes
@@ -411,8 +412,9 @@ func CrawlN8n(trees []*Tree) (*PlatformResult, error) {
 			}
 		}
 		sort.Strings(order)
+		code := newNodeCodeIndex(t, nodesPath)
 		for _, name := range order {
-			tools = append(tools, n8nNodeTools(current[name], pkg, version, nodesPath, creds)...)
+			tools = append(tools, n8nNodeTools(current[name], pkg, version, nodesPath, creds, code)...)
 		}
 	}
 	res.Tools, res.Duplicates = dedupeTools(tools, warn)
@@ -429,7 +431,7 @@ func isTrigger(n *n8nNode) bool {
 }
 
 // n8nNodeTools expands one node into its (resource, operation) tools.
-func n8nNodeTools(n *n8nNode, pkg, version, srcFile string, creds credentialIndex) []catalog.Tool {
+func n8nNodeTools(n *n8nNode, pkg, version, srcFile string, creds credentialIndex, code *nodeCodeIndex) []catalog.Tool {
 	if n.Hidden || isTrigger(n) {
 		return nil
 	}
@@ -493,21 +495,21 @@ func n8nNodeTools(n *n8nNode, pkg, version, srcFile string, creds credentialInde
 				if n.Description != "" {
 					desc = strings.TrimSuffix(desc, ".") + ". " + n.Description
 				}
-				t := n8nTool(n, pkg, version, srcFile, creds, opCtx, fn, n.DisplayName+": "+title, desc)
+				t := n8nTool(n, pkg, version, srcFile, creds, code, opCtx, fn, n.DisplayName+": "+title, desc)
 				t.Tags = uniqueStrings(append(append([]string{}, tags...), r.name))
 				tools = append(tools, t)
 			}
 		}
 	}
 	if len(tools) == 0 {
-		t := n8nTool(n, pkg, version, srcFile, creds, base, "", n.DisplayName, n.Description)
+		t := n8nTool(n, pkg, version, srcFile, creds, code, base, "", n.DisplayName, n.Description)
 		t.Tags = uniqueStrings(tags)
 		tools = append(tools, t)
 	}
 	return tools
 }
 
-func n8nTool(n *n8nNode, pkg, version, srcFile string, creds credentialIndex, ctx n8nCtx, fn, name, desc string) catalog.Tool {
+func n8nTool(n *n8nNode, pkg, version, srcFile string, creds credentialIndex, code *nodeCodeIndex, ctx n8nCtx, fn, name, desc string) catalog.Tool {
 	idName := fn
 	if idName == "" {
 		idName = n.Name
@@ -536,6 +538,7 @@ func n8nTool(n *n8nNode, pkg, version, srcFile string, creds credentialIndex, ct
 		auth = append(auth, catalog.Credential{Name: c.Name, Kind: creds.kind(c.Name), Required: c.Required})
 		eps = append(eps, creds.endpoints(c.Name, 0)...)
 	}
+	eps = append(eps, code.endpoints(nodeDir(n.IconURL))...)
 	t.Endpoints = dedupeEndpoints(eps)
 	t.Auth = dedupeCredentials(auth)
 	if fn != "" {

@@ -60,7 +60,9 @@ func TestCrawlN8nTestdata(t *testing.T) {
 	if !reflect.DeepEqual(send.Auth, wantAuth) {
 		t.Errorf("send auth = %+v", send.Auth)
 	}
-	if !reflect.DeepEqual(send.Endpoints, []catalog.Endpoint{{URL: "https://api.chat.test/v2"}}) {
+	// From the credential's test request and the node's compiled code (the regular expression
+	// and the documentation link there are not endpoints).
+	if !reflect.DeepEqual(send.Endpoints, []catalog.Endpoint{{URL: "https://api.chat.test/v2"}, {URL: "https://api.chat.test/v2{endpoint}"}}) {
 		t.Errorf("send endpoints = %+v", send.Endpoints)
 	}
 	wantParams := []catalog.Parameter{{Name: "channelId", Type: "string", Description: "The channel to post to", Required: true}, {Name: "text", Type: "string", Description: "Text"}}
@@ -75,7 +77,7 @@ func TestCrawlN8nTestdata(t *testing.T) {
 		t.Errorf("delete description = %q (action is the fallback)", del.Description)
 	}
 	create := m["n8n/chat/channel.create"]
-	wantEPs := []catalog.Endpoint{{URL: "https://api.chat.test/v2"}, {URL: "https://{workspace}.chat.test", Templated: true}, {URL: "{credentials.workspaceUrl}/api", Templated: true}}
+	wantEPs := []catalog.Endpoint{{URL: "https://api.chat.test/v2"}, {URL: "https://api.chat.test/v2{endpoint}"}, {URL: "https://{workspace}.chat.test", Templated: true}, {URL: "{credentials.workspaceUrl}/api", Templated: true}}
 	if !reflect.DeepEqual(create.Endpoints, wantEPs) {
 		t.Errorf("create endpoints = %+v", create.Endpoints)
 	}

@@ -180,3 +180,43 @@ func TestEndpointFromURL(t *testing.T) {
 		}
 	}
 }
+
+func TestEndpointFromURLHostsAndPaths(t *testing.T) {
+	cases := []struct {
+		in        string
+		ok        bool
+		templated bool
+	}{
+		{"https://api-eu.dhl.com{path}", true, false},
+		{"https://api.stripe.com/v1{endpoint}", true, false},
+		{"https://{service}.{region}.amazonaws.com", true, true},
+		{"https://api.beeminder.com/#attributes-2", false, false},
+		{"https://developers.google.com/docs/api/reference/rest/v1/documents", false, false},
+		{"https://myblog.com/wp-json/wp/v2/posts/1", false, false},
+	}
+	for _, c := range cases {
+		ep, ok := endpointFromURL(c.in)
+		if ok != c.ok || (ok && ep.Templated != c.templated) {
+			t.Errorf("endpointFromURL(%q) = %+v, %v; want ok=%v templated=%v", c.in, ep, ok, c.ok, c.templated)
+		}
+	}
+}
+
+func TestJSEndpoints(t *testing.T) {
+	src := "const base = `https://api.acme.test/v2${endpoint}`;\n" +
+		"const page = `https://app.acme.test/client/${id}`;\n" + // a page link with a placeholder: still a request URL
+		"const re = 'https://acme.test/([a-z]+)/.*';\n" + // a regular expression
+		"const api = \"https://api.other.test\";\n" +
+		"const web = 'https://www.acme.test/pricing';\n" + // a web page
+		"const host = `https://${credentials.subdomain}.acme.test/api`;\n"
+	got := jsEndpoints([]byte(src))
+	want := []string{"https://api.acme.test/v2{endpoint}", "https://app.acme.test/client/{id}", "https://{credentials.subdomain}.acme.test/api", "https://api.other.test"}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v, want %v", got, want)
+	}
+	for i, w := range want {
+		if got[i].URL != w || got[i].Templated != (i == 2) {
+			t.Errorf("endpoint %d = %+v, want %s templated=%v", i, got[i], w, i == 2)
+		}
+	}
+}

@@ -1,0 +1,1 @@
+"use strict"; const help = "https://www.weather.test/about";
