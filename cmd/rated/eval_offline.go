@@ -41,8 +41,13 @@ relevant tools in the top k; Hit@k is 1 when any relevant tool is in the top k.
 Writes OUT/table1.{md,csv,json,tex}, OUT/per_query.csv, OUT/runs/<retriever>.trec and
 OUT/qrels.<split>.trec, so trec_eval, pytrec_eval, ir_measures or ranx can recompute every number.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			assets := encode.DefaultAssetsDir()
 			reg := evaloffline.NewLexicalRegistry()
-			// Register other retrievers here (dense encoders, rerankers, RATED variants).
+			// The ONNX Runtime library is loaded only when a dense: retriever is built.
+			if err := evaloffline.RegisterDense(reg, encode.NewRuntime(encode.DefaultLibraryPath(assets))); err != nil {
+				return err
+			}
+			// Register other retrievers here (rerankers, RATED variants).
 			if list {
 				fmt.Fprintln(cmd.OutOrStdout(), strings.Join(reg.Names(), "\n"))
 				return nil
@@ -66,7 +71,7 @@ OUT/qrels.<split>.trec, so trec_eval, pytrec_eval, ir_measures or ranx can recom
 			for _, w := range b.Warnings {
 				fmt.Fprintf(log, "warning: %s: %s\n", name, w)
 			}
-			env := evaloffline.Env{Ctx: cmd.Context(), Bench: b, Assets: encode.DefaultAssetsDir(), Log: log}
+			env := evaloffline.Env{Ctx: cmd.Context(), Bench: b, Assets: assets, Log: log}
 			res, err := evaloffline.Run(env, name, reg, cfg)
 			if err != nil {
 				return fmt.Errorf("eval offline: %w", err)
@@ -83,7 +88,7 @@ OUT/qrels.<split>.trec, so trec_eval, pytrec_eval, ir_measures or ranx can recom
 	f.StringVar(&benchDir, "bench", "", "benchmark directory in the BEIR layout (default: the embedded default benchmark)")
 	f.StringVar(&outDir, "out", "", "output directory (required)")
 	f.StringVar(&split, "split", def.Split, "qrels split to evaluate (qrels/<split>.tsv)")
-	f.StringSliceVar(&retrievers, "retrievers", def.Retrievers, "retrievers to evaluate, in table order (see --list)")
+	f.StringSliceVar(&retrievers, "retrievers", def.Retrievers, "retrievers to evaluate, in table order, e.g. tfidf,bm25,dense:bge-small-en-v1.5 (see --list)")
 	f.StringVar(&baseline, "baseline", def.Baseline, `retriever the others are tested against ("" for no tests)`)
 	f.IntVar(&depth, "depth", def.Depth, "tools retrieved per query (run depth; MRR is computed within it)")
 	f.StringSliceVar(&measures, "measures", defMeasures, "measures, in column order: MRR, MRR@k, Recall@k, Hit@k, nDCG@k")

@@ -1,0 +1,71 @@
+package evaloffline
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rated-dev/rated/internal/testassets"
+	"github.com/rated-dev/rated/pkg/defaultbench"
+	"github.com/rated-dev/rated/pkg/encode"
+)
+
+// TestDenseRetrieverFromRegistry evaluates an installed encoder next to BM25 on the embedded
+// default benchmark and recomputes both rows from the written files with pytrec_eval.
+func TestDenseRetrieverFromRegistry(t *testing.T) {
+	python := testassets.Python(t)
+	lib := testassets.ORTLibrary(t)
+	testassets.Model(t, "all-minilm-l6-v2")
+	assets := testassets.Dir(t)
+	b, err := defaultbench.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := NewLexicalRegistry()
+	if err := RegisterDense(reg, encode.NewRuntime(lib)); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Retrievers = []string{"bm25", "dense:all-minilm-l6-v2"}
+	cfg.Rounds = 500
+	res, err := Run(Env{Bench: b, Assets: assets}, "default", reg, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Systems[1].Label; got != "dense:all-minilm-l6-v2" {
+		t.Errorf("label %q", got)
+	}
+	out := t.TempDir()
+	if err := WriteOutputs(out, res); err != nil {
+		t.Fatal(err)
+	}
+	run := RunFileName("dense:all-minilm-l6-v2")
+	cmd := exec.Command(python, filepath.Join("testdata", "check_outputs.py"), out, "test", "bm25", strings.TrimSuffix(run, ".trec"))
+	cmd.Stderr = os.Stderr
+	raw, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("check_outputs.py: %v", err)
+	}
+	var ref map[string]struct {
+		Mean map[string]float64 `json:"mean"`
+	}
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		t.Fatal(err)
+	}
+	for _, sys := range res.Systems {
+		r := ref[strings.TrimSuffix(RunFileName(sys.Name), ".trec")]
+		for mi, m := range cfg.Measures {
+			if math.Abs(sys.Mean[res.Measures[mi]]-r.Mean[m.TrecEvalName()]) > 1e-6 {
+				t.Errorf("%s %s = %v, pytrec_eval %v", sys.Name, res.Measures[mi], sys.Mean[res.Measures[mi]], r.Mean[m.TrecEvalName()])
+			}
+		}
+		t.Logf("%s: MRR %.3f Hit@1 %.3f Hit@5 %.3f", sys.Label, sys.Mean["MRR"], sys.Mean["Hit@1"], sys.Mean["Hit@5"])
+	}
+	if _, err := ModelDir(assets, "no-such-model"); err == nil {
+		t.Error("ModelDir accepted a missing model")
+	}
+}
