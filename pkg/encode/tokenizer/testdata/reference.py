@@ -2,9 +2,9 @@
 
 Usage: python reference.py JOBS.json OUT.json
 
-JOBS.json: {"jobs": [{"tokenizer": path, "mode": "encode"|"batch"|"file",
-                      "max_length": int (0: no truncation), "batch_size": int (batch mode),
-                      "texts": [str] or "pairs": [[str, str]]}]}
+JOBS.json: {"inputs": {name: [str] or [[str, str]]},
+           "jobs": [{"tokenizer": path, "mode": "encode"|"batch"|"file", "input": name,
+                     "max_length": int (0: no truncation), "batch_size": int (batch mode)}]}
 OUT.json:  {"results": [{"vocab_size": int, "encodings": [[ids, type_ids, attention_mask]]}]}
 
 encode: encode_batch without padding; batch: encode_batch in chunks of batch_size padded to the
@@ -20,7 +20,7 @@ from tokenizers import Tokenizer
 _loaded = {}
 
 
-def run(job):
+def run(job, inputs):
     mode = job["mode"]
     if mode == "file":
         tok = Tokenizer.from_file(job["tokenizer"])
@@ -35,10 +35,9 @@ def run(job):
             tok.enable_truncation(job["max_length"])
         else:
             tok.no_truncation()
-    if job.get("pairs"):
-        inputs = [tuple(p) for p in job["pairs"]]
-    else:
-        inputs = job["texts"]
+    inputs = inputs[job["input"]]
+    if inputs and isinstance(inputs[0], list):
+        inputs = [tuple(p) for p in inputs]
     chunks = [inputs]
     if mode == "batch":
         pad = tok.token_to_id("[PAD]")
@@ -54,8 +53,8 @@ def run(job):
 
 def main():
     with open(sys.argv[1], encoding="utf-8") as f:
-        jobs = json.load(f)["jobs"]
-    results = [run(job) for job in jobs]
+        doc = json.load(f)
+    results = [run(job, doc["inputs"]) for job in doc["jobs"]]
     with open(sys.argv[2], "w", encoding="utf-8") as f:
         json.dump({"results": results}, f, separators=(",", ":"))
 
