@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -30,8 +31,13 @@ func ParseLocalSource(spec string) (string, LocalSource, error) {
 		return "", LocalSource{}, fmt.Errorf("--source %q: unknown platform %q (known: %s)", spec, plat, strings.Join(Platforms, ", "))
 	}
 	ls := LocalSource{Path: p}
-	if i := strings.LastIndex(p, "@"); i > 0 && !strings.Contains(p[i:], "/") {
-		ls.Path, ls.Rev = p[:i], p[i+1:]
+	// PATH@REV: a revision when PATH exists and PATH@REV does not (revisions may hold '/').
+	if i := strings.LastIndex(p, "@"); i > 0 {
+		if _, err := os.Stat(p); err != nil {
+			if _, err := os.Stat(p[:i]); err == nil {
+				ls.Path, ls.Rev = p[:i], p[i+1:]
+			}
+		}
 	}
 	return plat, ls, nil
 }

@@ -209,12 +209,17 @@ func TestRunOnTestdata(t *testing.T) {
 }
 
 func TestParseLocalSource(t *testing.T) {
-	plat, ls, err := ParseLocalSource("langchain=/src/langchain.git@v0.3.1")
-	if err != nil || plat != "langchain" || ls.Path != "/src/langchain.git" || ls.Rev != "v0.3.1" {
+	dir := t.TempDir()
+	repo := filepath.Join(dir, "langchain.git")
+	os.Mkdir(repo, 0o755)
+	plat, ls, err := ParseLocalSource("langchain=" + repo + "@libs/community/v0.3.23")
+	if err != nil || plat != "langchain" || ls.Path != repo || ls.Rev != "libs/community/v0.3.23" {
 		t.Errorf("got %s %+v %v", plat, ls, err)
 	}
-	if _, ls, _ := ParseLocalSource("n8n=/a@b/c"); ls.Path != "/a@b/c" || ls.Rev != "" {
-		t.Errorf("@ inside a path is not a revision: %+v", ls)
+	odd := filepath.Join(dir, "a@b")
+	os.Mkdir(odd, 0o755)
+	if _, ls, _ := ParseLocalSource("n8n=" + odd); ls.Path != odd || ls.Rev != "" {
+		t.Errorf("an existing path holding @ is not a revision: %+v", ls)
 	}
 	for _, bad := range []string{"nope=/x", "n8n", "=x"} {
 		if _, _, err := ParseLocalSource(bad); err == nil {

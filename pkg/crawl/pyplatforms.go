@@ -21,6 +21,9 @@ func pyDistInfo(t *Tree) (name, version string) {
 		}
 	}
 	if best == "" {
+		if t.Commit != "" {
+			return "", "git:" + t.Commit[:min(12, len(t.Commit))]
+		}
 		return "", ""
 	}
 	for _, line := range strings.Split(string(t.Files[best]), "\n") {

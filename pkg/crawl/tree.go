@@ -41,6 +41,8 @@ type Tree struct {
 	Files map[string][]byte
 	// Warnings lists files skipped while reading (unsafe paths, binaries, oversized files).
 	Warnings []string
+	// Commit is the commit id read, for git sources.
+	Commit string
 }
 
 // Paths returns the file paths in sorted order, so crawls are deterministic.
@@ -155,23 +157,8 @@ func LoadTree(src, rev string, lim Limits) (*Tree, error) {
 			rev = "HEAD"
 		}
 		t.Label = src + "@" + rev
-		cmd := exec.Command("git", "--git-dir", src, "archive", "--format=tar", rev)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			return nil, fmt.Errorf("git archive %s: %w", t.Label, err)
-		}
-		if err := cmd.Start(); err != nil {
-			return nil, fmt.Errorf("git archive %s: %w", t.Label, err)
-		}
-		terr := t.readTar(out, lim, &total)
-		_, _ = io.Copy(io.Discard, out)
-		if err := cmd.Wait(); err != nil {
-			return nil, fmt.Errorf("git --git-dir %s archive %s: %v: %s", src, rev, err, strings.TrimSpace(stderr.String()))
-		}
-		if terr != nil {
-			return nil, terr
+		if err := t.readGit(src, rev, lim, &total); err != nil {
+			return nil, err
 		}
 	case st.IsDir():
 		err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
@@ -278,6 +265,94 @@ func (t *Tree) readTar(r io.Reader, lim Limits, total *int64) error {
 			}
 		}
 	}
+}
+
+// readGit reads the wanted files of a git revision: `git ls-tree` lists them with their sizes
+// and `git cat-file --batch` reads the blobs, so oversized files are never read and blobs missing
+// from a partial clone or snapshot are skipped with a warning instead of failing the crawl.
+func (t *Tree) readGit(gitDir, rev string, lim Limits, total *int64) error {
+	git := func(stdin io.Reader, args ...string) ([]byte, error) {
+		cmd := exec.Command("git", append([]string{"--git-dir", gitDir}, args...)...)
+		cmd.Stdin = stdin
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("git --git-dir %s %s: %v: %s", gitDir, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		}
+		return out, nil
+	}
+	commit, err := git(nil, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	if err != nil {
+		return fmt.Errorf("read %s: no commit %q: %w", gitDir, rev, err)
+	}
+	t.Commit = strings.TrimSpace(string(commit))
+	list, err := git(nil, "ls-tree", "-r", "-l", "-z", rev)
+	if err != nil {
+		return err
+	}
+	type entry struct {
+		path string
+		size int64
+	}
+	var want []entry
+	var oids bytes.Buffer
+	for _, rec := range bytes.Split(list, []byte{0}) {
+		meta, p, ok := strings.Cut(string(rec), "\t")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(meta) // mode type object size
+		if len(f) != 4 || f[1] != "blob" || f[0] == "120000" {
+			continue
+		}
+		rel, safe := safeRel(p)
+		if !safe {
+			t.warnf("%s: skipped %q: path escapes the target directory", t.Label, p)
+			continue
+		}
+		if !wanted(rel) {
+			continue
+		}
+		var size int64
+		fmt.Sscan(f[3], &size)
+		if size > lim.MaxFileBytes {
+			t.warnf("%s: skipped %s: %d bytes is over the %d-byte file limit", t.Label, rel, size, lim.MaxFileBytes)
+			continue
+		}
+		want = append(want, entry{rel, size})
+		oids.WriteString(f[2] + "\n")
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	out, err := git(&oids, "cat-file", "--batch")
+	if err != nil {
+		return err
+	}
+	for _, e := range want {
+		header, rest, ok := bytes.Cut(out, []byte("\n"))
+		if !ok {
+			return fmt.Errorf("read %s: git cat-file output ends early at %s", t.Label, e.path)
+		}
+		f := strings.Fields(string(header))
+		if len(f) == 2 && f[1] == "missing" {
+			t.warnf("%s: skipped %s: object missing from the repository", t.Label, e.path)
+			out = rest
+			continue
+		}
+		var size int64
+		if len(f) != 3 {
+			return fmt.Errorf("read %s: unexpected git cat-file header %q", t.Label, header)
+		}
+		fmt.Sscan(f[2], &size)
+		if int64(len(rest)) < size+1 {
+			return fmt.Errorf("read %s: git cat-file output truncated at %s", t.Label, e.path)
+		}
+		t.add(e.path, size, bytes.NewReader(rest[:size]), lim, total)
+		out = rest[size+1:]
+	}
+	return nil
 }
 
 // isBareGit reports whether dir looks like a git directory (HEAD, objects/ and refs/).

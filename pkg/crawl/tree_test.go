@@ -165,10 +165,28 @@ func TestLoadTreeBareGit(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(res.Tools) != 1 || res.Tools[0].Name != want {
-			t.Errorf("rev %q: tools %+v, want name %q", rev, res.Tools, want)
+			t.Fatalf("rev %q: tools %+v, want name %q", rev, res.Tools, want)
+		}
+		if rev == first && (tr.Commit != first || res.Tools[0].Version != "git:"+first[:12]) {
+			t.Errorf("rev %q: commit %q version %q", rev, tr.Commit, res.Tools[0].Version)
 		}
 	}
 	if _, err := LoadTree(bare, "no-such-rev", DefaultLimits()); err == nil || !strings.Contains(err.Error(), "no-such-rev") {
 		t.Errorf("bad rev: %v", err)
+	}
+	// A blob missing from the object store (a partial snapshot) is skipped with a warning.
+	os.WriteFile(filepath.Join(work, "langchain_community/tools/x/gone.py"), []byte("gone = 1\n"), 0o644)
+	git("add", ".")
+	git("commit", "-q", "-m", "three")
+	oid := git("rev-parse", "HEAD:langchain_community/tools/x/gone.py")
+	if err := os.Remove(filepath.Join(work, ".git", "objects", oid[:2], oid[2:])); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := LoadTree(filepath.Join(work, ".git"), "", DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tr.Files["langchain_community/tools/x/tool.py"]; !ok || len(tr.Warnings) != 1 || !strings.Contains(tr.Warnings[0], "gone.py: object missing") {
+		t.Errorf("files %v warnings %v", tr.Paths(), tr.Warnings)
 	}
 }
