@@ -1,0 +1,316 @@
+// Package evallatency is the latency evaluation of RATED (the paper's Table 3): the per-query
+// cost of the first stage (query encoding and top-K search, "encoding only") and of that stage
+// followed by each selection policy, at batch size 1, as mean and 95th percentile over at least
+// 1,000 queries after a warm-up; plus the cost of exact top-K search alone as the catalog grows
+// (synthetic unit vectors).
+package evallatency
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/rated-dev/rated/pkg/bandit"
+	"github.com/rated-dev/rated/pkg/encode"
+	"github.com/rated-dev/rated/pkg/metrics"
+	"github.com/rated-dev/rated/pkg/retrieve"
+)
+
+// Frontend is the first stage timed as "encoding": a query becomes the bandit's context vector
+// and the top-K candidates.
+type Frontend interface {
+	// Name describes the stage in the table (for example "dense:bge-small-en-v1.5").
+	Name() string
+	// Prepare returns the unit-norm context vector and the top k candidates of query.
+	Prepare(query string, k int) ([]float64, []retrieve.Candidate, error)
+}
+
+// DenseFrontend embeds the query once with the encoder's query tower, uses the embedding as the
+// context and searches the dense index with it.
+type DenseFrontend struct {
+	Encoder encode.Encoder
+	Index   *retrieve.Dense
+}
+
+// Name is the dense retriever's name.
+func (f DenseFrontend) Name() string { return f.Index.Name() }
+
+// Prepare implements Frontend.
+func (f DenseFrontend) Prepare(query string, k int) ([]float64, []retrieve.Candidate, error) {
+	qs, err := f.Encoder.EncodeQueries([]string{query})
+	if err != nil {
+		return nil, nil, err
+	}
+	cands, err := f.Index.SearchVector(qs[0], k)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx := make([]float64, len(qs[0]))
+	norm := 0.0
+	for i, v := range qs[0] {
+		ctx[i] = float64(v)
+		norm += ctx[i] * ctx[i]
+	}
+	if norm > 0 {
+		norm = math.Sqrt(norm)
+		for i := range ctx {
+			ctx[i] /= norm
+		}
+	}
+	return ctx, cands, nil
+}
+
+// LexicalFrontend is the fallback without an encoder: BM25 search and a hashed bag-of-words
+// context.
+type LexicalFrontend struct {
+	Index   retrieve.Retriever
+	Context retrieve.QueryVectorizer
+}
+
+// Name describes both parts.
+func (f LexicalFrontend) Name() string { return f.Index.Name() + " + " + f.Context.Name() }
+
+// Prepare implements Frontend.
+func (f LexicalFrontend) Prepare(query string, k int) ([]float64, []retrieve.Candidate, error) {
+	cands, err := f.Index.Search(query, k)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, err := f.Context.QueryVector(query)
+	return ctx, cands, err
+}
+
+// Config selects what is measured.
+type Config struct {
+	// Queries is the number of measured queries (the query texts are cycled when fewer).
+	Queries int
+	// Warmup queries run first and are not measured.
+	Warmup int
+	// K is the number of candidates handed to a policy.
+	K int
+	// Policies are measured after the front end, each on the same queries.
+	Policies []bandit.Spec
+	// Weights are the fusion weights (w1 semantic, w2 bandit, w3 prior).
+	Weights bandit.FusionWeights
+	// FailureRate is the share of simulated failed executions fed back to the policies, so
+	// their updates run as in the dynamic experiment.
+	FailureRate float64
+	// Seed seeds the simulated outcomes and the policies.
+	Seed uint64
+	// Now is the clock (time.Now).
+	Now func() time.Time
+}
+
+// Row is one measured line: per-query latency of the front end plus the policy (Total) and of
+// the policy alone (Overhead), in milliseconds.
+type Row struct {
+	Name     string  `json:"name"`
+	MeanMS   float64 `json:"mean_ms"`
+	P95MS    float64 `json:"p95_ms"`
+	OverMean float64 `json:"overhead_mean_ms"`
+	OverP95  float64 `json:"overhead_p95_ms"`
+}
+
+// Result is the pipeline part of Table 3.
+type Result struct {
+	Frontend string  `json:"frontend"`
+	Tools    int     `json:"tools"`
+	Queries  int     `json:"queries"`
+	Warmup   int     `json:"warmup"`
+	K        int     `json:"k"`
+	Rows     []Row   `json:"rows"`
+	Failure  float64 `json:"simulated_failure_rate"`
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// summarize returns the mean and the 95th percentile of xs.
+func summarize(xs []float64) (float64, float64) {
+	mean := 0.0
+	for _, x := range xs {
+		mean += x
+	}
+	return mean / float64(len(xs)), metrics.Percentile(xs, 95)
+}
+
+// MeasurePipeline times, for every query (batch size 1), the front end and then each policy's
+// Choose and Observe calls on the front end's candidates (with simulated outcomes), after
+// cfg.Warmup unmeasured queries. priors gives r_static per corpus index. The total of a policy
+// row is, per query, the front end's time plus that policy's time on the same query.
+func MeasurePipeline(front Frontend, queries []string, priors []float64, cfg Config, log io.Writer) (*Result, error) {
+	if len(queries) == 0 {
+		return nil, errors.New("latency: no queries")
+	}
+	if cfg.Queries < 1 || cfg.K < 1 {
+		return nil, fmt.Errorf("latency: queries %d and k %d must be positive", cfg.Queries, cfg.K)
+	}
+	if cfg.Now == nil {
+		return nil, errors.New("latency: no clock")
+	}
+	if log == nil {
+		log = io.Discard
+	}
+	policies := make([]bandit.Policy, len(cfg.Policies))
+	dim := 0
+	for i, spec := range cfg.Policies {
+		if dim == 0 {
+			ctx, _, err := front.Prepare(queries[0], cfg.K)
+			if err != nil {
+				return nil, fmt.Errorf("latency: %s: %w", front.Name(), err)
+			}
+			dim = len(ctx)
+		}
+		p, err := bandit.New(spec, bandit.Env{NumTools: len(priors), Dim: dim, Weights: cfg.Weights, Seed: cfg.Seed + uint64(i)})
+		if err != nil {
+			return nil, err
+		}
+		policies[i] = p
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x1a7e))
+	front0 := make([]float64, 0, cfg.Queries)
+	pol := make([][]float64, len(policies))
+	total := cfg.Warmup + cfg.Queries
+	for i := range total {
+		q := queries[i%len(queries)]
+		t0 := cfg.Now()
+		ctx, cands, err := front.Prepare(q, cfg.K)
+		if err != nil {
+			return nil, fmt.Errorf("latency: %s, query %d: %w", front.Name(), i%len(queries), err)
+		}
+		frontMS := ms(cfg.Now().Sub(t0))
+		step := bandit.Step{T: i, Context: ctx}
+		top := 1.0
+		if len(cands) > 0 && cands[0].Score > 0 {
+			top = cands[0].Score
+		}
+		for _, c := range cands {
+			step.Candidates = append(step.Candidates, bandit.Candidate{Tool: c.Index, Sem: c.Score / top, Prior: priors[c.Index]})
+		}
+		// One outcome per candidate for this query, shared by every policy.
+		ok := make([]bool, len(step.Candidates))
+		for j := range ok {
+			ok[j] = rng.Float64() >= cfg.FailureRate
+		}
+		measured := i >= cfg.Warmup
+		if measured {
+			front0 = append(front0, frontMS)
+		}
+		for pi, p := range policies {
+			s := step // policies must not see each other's changes
+			s.Candidates = append([]bandit.Candidate(nil), step.Candidates...)
+			t1 := cfg.Now()
+			if len(s.Candidates) > 0 {
+				for _, pos := range p.Choose(&s) {
+					p.Observe(&s, pos, ok[pos])
+					if ok[pos] {
+						break
+					}
+				}
+			}
+			if measured {
+				pol[pi] = append(pol[pi], ms(cfg.Now().Sub(t1)))
+			}
+		}
+		if i == cfg.Warmup-1 {
+			fmt.Fprintf(log, "eval latency: %d warm-up queries done\n", cfg.Warmup)
+		}
+	}
+	res := &Result{Frontend: front.Name(), Tools: len(priors), Queries: cfg.Queries, Warmup: cfg.Warmup, K: cfg.K, Failure: cfg.FailureRate}
+	mean, p95 := summarize(front0)
+	res.Rows = append(res.Rows, Row{Name: "Encoding only (" + front.Name() + ", top-K search)", MeanMS: mean, P95MS: p95})
+	for pi, p := range policies {
+		tot := make([]float64, len(front0))
+		for j := range tot {
+			tot[j] = front0[j] + pol[pi][j]
+		}
+		mean, p95 := summarize(tot)
+		om, op := summarize(pol[pi])
+		res.Rows = append(res.Rows, Row{Name: "+ " + p.Name(), MeanMS: mean, P95MS: p95, OverMean: om, OverP95: op})
+	}
+	return res, nil
+}
+
+// SearchRow is the latency of exact top-K search over a synthetic catalog.
+type SearchRow struct {
+	Tools   int     `json:"tools"`
+	Dim     int     `json:"dim"`
+	Queries int     `json:"queries"`
+	MeanMS  float64 `json:"mean_ms"`
+	P95MS   float64 `json:"p95_ms"`
+}
+
+// syntheticEncoder satisfies encode.Encoder for an index of synthetic vectors; searches use
+// SearchVector, so it never encodes.
+type syntheticEncoder struct{ dim int }
+
+func (s syntheticEncoder) Name() string { return fmt.Sprintf("synthetic-%d", s.dim) }
+func (s syntheticEncoder) Dim() int     { return s.dim }
+func (s syntheticEncoder) EncodeQueries([]string) ([][]float32, error) {
+	return nil, errors.New("synthetic encoder: no text encoding")
+}
+func (s syntheticEncoder) EncodeDocs([]string) ([][]float32, error) {
+	return nil, errors.New("synthetic encoder: no text encoding")
+}
+
+// unitVectors returns n seeded random unit vectors of dim values, sharing one backing array.
+func unitVectors(rng *rand.Rand, n, dim int) [][]float32 {
+	data := make([]float32, n*dim)
+	out := make([][]float32, n)
+	for i := range out {
+		v := data[i*dim : (i+1)*dim]
+		norm := 0.0
+		for j := range v {
+			x := rng.NormFloat64()
+			v[j] = float32(x)
+			norm += x * x
+		}
+		inv := float32(1 / math.Sqrt(norm))
+		for j := range v {
+			v[j] *= inv
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// MeasureSearch times retrieve.Dense.SearchVector (top k, batch size 1) over synthetic catalogs
+// of each size: warmup unmeasured then queries measured searches with random unit queries.
+func MeasureSearch(sizes []int, dim, k, warmup, queries int, seed uint64, now func() time.Time, log io.Writer) ([]SearchRow, error) {
+	if log == nil {
+		log = io.Discard
+	}
+	var out []SearchRow
+	for _, n := range sizes {
+		if n <= 0 || dim <= 0 || queries <= 0 {
+			return nil, fmt.Errorf("latency: catalog size %d, dim %d, queries %d must be positive", n, dim, queries)
+		}
+		rng := rand.New(rand.NewPCG(seed, uint64(n)))
+		ids := make([]string, n)
+		for i := range ids {
+			ids[i] = fmt.Sprintf("t%d", i)
+		}
+		fmt.Fprintf(log, "eval latency: search sweep, %d tools x %d dims (%.0f MB of vectors)\n", n, dim, float64(n*dim*4)/1e6)
+		idx, err := retrieve.NewDenseFromVectors(syntheticEncoder{dim}, ids, unitVectors(rng, n, dim))
+		if err != nil {
+			return nil, err
+		}
+		qs := unitVectors(rng, min(queries, 1000), dim)
+		times := make([]float64, 0, queries)
+		for i := range warmup + queries {
+			q := qs[i%len(qs)]
+			t0 := now()
+			if _, err := idx.SearchVector(q, k); err != nil {
+				return nil, err
+			}
+			if i >= warmup {
+				times = append(times, ms(now().Sub(t0)))
+			}
+		}
+		mean, p95 := summarize(times)
+		out = append(out, SearchRow{Tools: n, Dim: dim, Queries: queries, MeanMS: mean, P95MS: p95})
+	}
+	return out, nil
+}

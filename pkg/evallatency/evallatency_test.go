@@ -1,0 +1,148 @@
+package evallatency
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rated-dev/rated/pkg/bandit"
+	"github.com/rated-dev/rated/pkg/bench"
+	"github.com/rated-dev/rated/pkg/retrieve"
+)
+
+// steppingClock advances by the next duration of steps at every reading (cycling).
+func steppingClock(steps ...time.Duration) func() time.Time {
+	now := time.Unix(0, 0)
+	i := 0
+	return func() time.Time {
+		now = now.Add(steps[i%len(steps)])
+		i++
+		return now
+	}
+}
+
+func paperPolicies() []bandit.Spec {
+	return []bandit.Spec{
+		{Name: "RATED (Full)", Kind: "rated", Alpha: 0.1, Gamma: 0.95},
+		{Name: "RATED (w/o Feedback)", Kind: "prior_only"},
+		{Name: "RATED (w/ Global MAB)", Kind: "global_mab", Alpha: 0.1},
+		{Name: "ToolRL-like Batch GRPO", Kind: "batch_grpo", Batch: 20, LearningRate: 20, Temperature: 0.05},
+	}
+}
+
+func lexicalFront(t *testing.T) (Frontend, []float64) {
+	t.Helper()
+	docs := []bench.Doc{
+		{ID: "slack", Text: "post a message to a slack channel"},
+		{ID: "sms", Text: "send a text message to a phone"},
+		{ID: "mail", Text: "send an email message"},
+		{ID: "cal", Text: "create a calendar event"},
+	}
+	hv, err := retrieve.NewHashedBagOfWords(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return LexicalFrontend{Index: retrieve.NewBM25(docs, retrieve.DefaultBM25Params()), Context: hv}, []float64{0.9, 0.8, 0.7, 0.6}
+}
+
+// With a clock that advances 1 ms per reading, every timed span is exactly 1 ms: the front end
+// (two readings) and each policy (two readings).
+func TestMeasurePipelineBookkeeping(t *testing.T) {
+	front, priors := lexicalFront(t)
+	queries := []string{"send a message", "post to slack", "calendar event", "email"}
+	cfg := Config{Queries: 50, Warmup: 5, K: 3, Policies: paperPolicies(), Weights: bandit.FusionWeights{Semantic: 0.75, Bandit: 0.15, Prior: 0.10},
+		FailureRate: 0.3, Seed: 1, Now: steppingClock(time.Millisecond)}
+	res, err := MeasurePipeline(front, queries, priors, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 1+len(cfg.Policies) {
+		t.Fatalf("%d rows", len(res.Rows))
+	}
+	want := []Row{{MeanMS: 1, P95MS: 1}}
+	for range cfg.Policies {
+		want = append(want, Row{MeanMS: 2, P95MS: 2, OverMean: 1, OverP95: 1})
+	}
+	for i, r := range res.Rows {
+		w := want[i]
+		if math.Abs(r.MeanMS-w.MeanMS) > 1e-12 || math.Abs(r.P95MS-w.P95MS) > 1e-12 || math.Abs(r.OverMean-w.OverMean) > 1e-12 || math.Abs(r.OverP95-w.OverP95) > 1e-12 {
+			t.Errorf("row %d %q = %+v, want %+v", i, r.Name, r, w)
+		}
+	}
+	if !strings.HasPrefix(res.Rows[1].Name, "+ RATED (Full)") || !strings.Contains(res.Rows[0].Name, "BM25 + hashed-bow-64") {
+		t.Errorf("row names %q, %q", res.Rows[0].Name, res.Rows[1].Name)
+	}
+}
+
+// Front-end spans of 1, 2, ..., 100 ms (the clock alternates a 0 ms step before each query with
+// the query's span; policies get 0 ms): mean 50.5, P95 by linear interpolation 95.05.
+func TestMeasurePipelinePercentile(t *testing.T) {
+	front, priors := lexicalFront(t)
+	var steps []time.Duration
+	for i := 1; i <= 100; i++ {
+		steps = append(steps, 0, time.Duration(i)*time.Millisecond, 0, 0) // t0, t_front, policy t1, policy end
+	}
+	cfg := Config{Queries: 100, Warmup: 0, K: 2, Policies: paperPolicies()[1:2], Weights: bandit.FusionWeights{Semantic: 0.75, Bandit: 0.15, Prior: 0.10},
+		Seed: 3, Now: steppingClock(steps...)}
+	res, err := MeasurePipeline(front, []string{"send a message"}, priors, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Rows[0]; math.Abs(r.MeanMS-50.5) > 1e-9 || math.Abs(r.P95MS-95.05) > 1e-9 {
+		t.Errorf("front end %+v, want mean 50.5 P95 95.05", r)
+	}
+	if r := res.Rows[1]; math.Abs(r.MeanMS-50.5) > 1e-9 || r.OverMean != 0 {
+		t.Errorf("policy row %+v, want mean 50.5 and no overhead", r)
+	}
+}
+
+func TestMeasureSearchAndOutputs(t *testing.T) {
+	rows, err := MeasureSearch([]int{100, 1000}, 16, 10, 2, 20, 1, steppingClock(time.Microsecond), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[1].Tools != 1000 || rows[1].Queries != 20 || math.Abs(rows[0].MeanMS-0.001) > 1e-12 {
+		t.Fatalf("rows %+v", rows)
+	}
+	front, priors := lexicalFront(t)
+	cfg := Config{Queries: 10, Warmup: 1, K: 2, Policies: paperPolicies(), Weights: bandit.FusionWeights{Semantic: 0.75, Bandit: 0.15, Prior: 0.10},
+		Seed: 1, Now: steppingClock(time.Millisecond)}
+	res, err := MeasurePipeline(front, []string{"send a message"}, priors, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := WriteOutputs(dir, &Report{Pipeline: res, Search: rows, Host: HostInfo{Device: "CPU", GOMAXPROCS: 2, CPUs: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"table3.md", "table3.csv", "table3.json", "table3.tex", "table3_search.md"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("missing %s", f)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "table3.md"))
+	for _, s := range []string{"P95 (ms)", "+ RATED (w/ Global MAB)", "+ ToolRL-like Batch GRPO", "10 queries measured after 1 warm-up"} {
+		if !strings.Contains(string(md), s) {
+			t.Errorf("table3.md lacks %q:\n%s", s, md)
+		}
+	}
+}
+
+func TestMeasureErrors(t *testing.T) {
+	front, priors := lexicalFront(t)
+	base := Config{Queries: 10, K: 2, Now: time.Now, Weights: bandit.FusionWeights{Semantic: 1}}
+	if _, err := MeasurePipeline(front, nil, priors, base, nil); err == nil {
+		t.Error("no queries accepted")
+	}
+	bad := base
+	bad.Policies = []bandit.Spec{{Name: "x", Kind: "nope"}}
+	if _, err := MeasurePipeline(front, []string{"q"}, priors, bad, nil); err == nil || !strings.Contains(err.Error(), "unknown policy") {
+		t.Errorf("unknown policy: %v", err)
+	}
+	if _, err := MeasureSearch([]int{0}, 8, 1, 0, 1, 1, time.Now, nil); err == nil {
+		t.Error("catalog size 0 accepted")
+	}
+}
