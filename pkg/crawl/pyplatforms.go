@@ -449,6 +449,18 @@ func CrawlLlamaIndex(trees []*Tree) (*PlatformResult, error) {
 			warn(fmt.Sprintf("crawl llamaindex %s: no %s/ Python package inside", t.Label, top))
 		}
 	}
+	// In a source tree of the LlamaIndex monorepo each package lives in its own
+	// llama-index-tools-<name>/ directory: that directory names the module's package.
+	for modName, m := range ix.modules {
+		for _, part := range strings.Split(m.Path, "/") {
+			if strings.HasPrefix(part, "llama-index-tools-") {
+				ref := ix.origin[modName]
+				ref.Package = part
+				ix.origin[modName] = ref
+				break
+			}
+		}
+	}
 	var tools []catalog.Tool
 	for _, modName := range ix.sortedModules() {
 		m := ix.modules[modName]

@@ -192,3 +192,31 @@ func TestPythonPlatformsRejectTreesWithoutPackage(t *testing.T) {
 		t.Errorf("crewai: %v", err)
 	}
 }
+
+// In a checkout of the LlamaIndex monorepo the package of a module is its
+// llama-index-tools-<name>/ directory, so ids match those of the published wheels.
+func TestCrawlLlamaIndexMonorepoLayout(t *testing.T) {
+	dir := t.TempDir()
+	for _, pkg := range []string{"basea", "extb"} {
+		src := filepath.Join("testdata/llamaindex", map[string]string{"basea": "llama_index_tools_basea-1.0.0", "extb": "llama_index_tools_extb-2.0.0"}[pkg], "llama_index")
+		dst := filepath.Join(dir, "llama-index-integrations/tools/llama-index-tools-"+pkg, "llama_index")
+		if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := CrawlLlamaIndex([]*Tree{loadTestTree(t, dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"llamaindex/basea:baseaspec/search", "llamaindex/basea:baseaspec/fetch",
+		"llamaindex/extb:extbspec/search", "llamaindex/extb:extbspec/extra",
+		"llamaindex/extb:extcspec/search", "llamaindex/extb:extcspec/fetch",
+	}
+	if got := toolIDs(res.Tools); !reflect.DeepEqual(got, want) {
+		t.Fatalf("ids = %v\nwant %v", got, want)
+	}
+	if p := res.Tools[2].Package; p != "llama-index-tools-extb" {
+		t.Errorf("package = %q", p)
+	}
+}
