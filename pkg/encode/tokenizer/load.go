@@ -104,10 +104,10 @@ func parse(path string, data []byte) (*Tokenizer, error) {
 		return nil, jsonError(path, data, err)
 	}
 	t := &Tokenizer{path: path}
-	if err := t.loadModel(data, f.Model); err != nil {
+	if err := t.loadModel(f.Model); err != nil {
 		return nil, err
 	}
-	if err := t.loadNormalizer(data, f.Normalizer); err != nil {
+	if err := t.loadNormalizer(f.Normalizer); err != nil {
 		return nil, err
 	}
 	if err := t.loadPreTokenizer(f.PreTokenizer); err != nil {
@@ -116,7 +116,7 @@ func parse(path string, data []byte) (*Tokenizer, error) {
 	if err := t.loadAddedTokens(f.AddedTokens); err != nil {
 		return nil, err
 	}
-	if err := t.loadPostProcessor(data, f.PostProcessor); err != nil {
+	if err := t.loadPostProcessor(f.PostProcessor); err != nil {
 		return nil, err
 	}
 	if err := t.loadTruncation(f.Truncation); err != nil {
@@ -151,16 +151,20 @@ func isNull(raw json.RawMessage) bool {
 	return len(s) == 0 || bytes.Equal(s, []byte("null"))
 }
 
-func (t *Tokenizer) loadModel(data []byte, raw json.RawMessage) error {
+func (t *Tokenizer) loadModel(raw json.RawMessage) error {
 	if isNull(raw) {
 		return errorf(t.path, "no model")
 	}
+	var ty typed
+	if err := json.Unmarshal(raw, &ty); err != nil {
+		return errorf(t.path, "model: %v", err)
+	}
+	if ty.Type != "WordPiece" {
+		return errorf(t.path, "unsupported model type %q (only WordPiece, as in BERT tokenizers, is supported)", ty.Type)
+	}
 	var m wordPieceJSON
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return jsonError(t.path, data, err)
-	}
-	if m.Type != "WordPiece" {
-		return errorf(t.path, "unsupported model type %q (only WordPiece, as in BERT tokenizers, is supported)", m.Type)
+		return errorf(t.path, "WordPiece model: %v", err)
 	}
 	if len(m.Vocab) == 0 {
 		return errorf(t.path, "WordPiece model has an empty vocabulary")
@@ -192,20 +196,20 @@ func (t *Tokenizer) loadModel(data []byte, raw json.RawMessage) error {
 	return nil
 }
 
-func (t *Tokenizer) loadNormalizer(data []byte, raw json.RawMessage) error {
+func (t *Tokenizer) loadNormalizer(raw json.RawMessage) error {
 	if isNull(raw) {
 		return nil
 	}
 	var ty typed
 	if err := json.Unmarshal(raw, &ty); err != nil {
-		return jsonError(t.path, data, err)
+		return errorf(t.path, "normalizer: %v", err)
 	}
 	if ty.Type != "BertNormalizer" {
 		return errorf(t.path, "unsupported normalizer type %q (only BertNormalizer is supported)", ty.Type)
 	}
 	var n bertNormalizerJSON
 	if err := json.Unmarshal(raw, &n); err != nil {
-		return jsonError(t.path, data, err)
+		return errorf(t.path, "BertNormalizer: %v", err)
 	}
 	flag := func(p *bool, def bool) bool {
 		if p == nil {
@@ -264,7 +268,7 @@ func (t *Tokenizer) loadAddedTokens(list []addedJSON) error {
 	return nil
 }
 
-func (t *Tokenizer) loadPostProcessor(data []byte, raw json.RawMessage) error {
+func (t *Tokenizer) loadPostProcessor(raw json.RawMessage) error {
 	if isNull(raw) {
 		t.post = postProcessor{
 			single: []templatePiece{{sequence: 0}},
@@ -274,7 +278,7 @@ func (t *Tokenizer) loadPostProcessor(data []byte, raw json.RawMessage) error {
 	}
 	var p templateJSON
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return jsonError(t.path, data, err)
+		return errorf(t.path, "post_processor: %v", err)
 	}
 	switch p.Type {
 	case "TemplateProcessing":
