@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -10,12 +11,15 @@ import (
 
 	"github.com/rated-dev/rated/pkg/catalog"
 	"github.com/rated-dev/rated/pkg/crawl"
+	"github.com/rated-dev/rated/pkg/encode"
+	"github.com/rated-dev/rated/pkg/retrieve"
 )
 
 // newCrawlCmd builds `rated crawl`: crawl the platform catalogs into a catalog JSONL.
 func newCrawlCmd() *cobra.Command {
 	var (
 		out, config, assets, statsOut string
+		encoderDir                    string
 		platforms, sources            []string
 		latest, probe                 bool
 		concurrency, retries          int
@@ -73,6 +77,15 @@ after probing, the share broken or lacking authentication, as a table and as JSO
 				Stderr:      c.ErrOrStderr(),
 				MaxWarnings: maxWarnings,
 			}
+			if encoderDir != "" {
+				model, err := encode.Open(encoderDir, encode.Options{Runtime: encode.NewRuntime(encode.DefaultLibraryPath(assets)),
+					CacheDir: encode.DefaultCacheDir(assets)})
+				if err != nil {
+					return fmt.Errorf("crawl: --encoder: %w", err)
+				}
+				defer model.Close()
+				ro.Similarity = retrieve.EncoderSimilarity{Encoder: model}
+			}
 			if probe {
 				ro.Prober = &crawl.Prober{
 					Client:          &http.Client{Timeout: timeout + time.Second},
@@ -102,6 +115,7 @@ after probing, the share broken or lacking authentication, as a table and as JSO
 	f.DurationVar(&timeout, "probe-timeout", 10*time.Second, "timeout of one probe request")
 	f.IntVar(&retries, "probe-retries", 2, "extra attempts after a timeout, 5xx, 429 or reset")
 	f.DurationVar(&backoff, "probe-backoff", 500*time.Millisecond, "first retry wait (doubles each retry)")
+	f.StringVar(&encoderDir, "encoder", "", "sentence-encoder model folder for the prior's name–description consistency (default: the lexical fallback)")
 	f.IntVar(&maxWarnings, "max-warnings", 30, "warnings printed (all are counted in the stats)")
 	return cmd
 }
