@@ -16,6 +16,7 @@ func newRootCmd() *cobra.Command {
 	// Register eval subcommands here (one line each).
 	evalCmd.AddCommand(newEvalDynamicCmd())
 	evalCmd.AddCommand(newEvalOfflineCmd())
+	evalCmd.AddCommand(newEvalLatencyCmd())
 	root.AddCommand(evalCmd)
 	// Register top-level subcommands here (one line each).
 	root.AddCommand(newBuildBenchCmd())

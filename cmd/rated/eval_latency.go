@@ -1,0 +1,182 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"github.com/rated-dev/rated/pkg/bandit"
+	"github.com/rated-dev/rated/pkg/encode"
+	"github.com/rated-dev/rated/pkg/evaldynamic"
+	"github.com/rated-dev/rated/pkg/evallatency"
+	"github.com/rated-dev/rated/pkg/retrieve"
+)
+
+// newEvalLatencyCmd builds `rated eval latency`: Table 3 (pkg/evallatency).
+func newEvalLatencyCmd() *cobra.Command {
+	var (
+		benchDir, outDir, encoder, device, split string
+		policies                                 []string
+		sizes                                    []int
+		queries, warmup, k, threads, sweepQ, dim int
+		failure                                  float64
+		seed                                     uint64
+		noSweep                                  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "latency [--bench DIR] --out OUT",
+		Short: "Table 3: per-query latency of encoding alone and encoding + each policy (mean, P95)",
+		Long: `Measures, one query at a time after a warm-up, the first stage alone (query embedding with the
+encoder and exact top-K search; BM25 and a hashed bag of words when no encoder is installed) and the
+first stage followed by each policy (RATED Full, w/o Feedback, w/ Global MAB, ToolRL-like batch
+GRPO, as configured in the embedded configs/paper.yaml), as mean and 95th percentile. Then times
+exact top-K search alone over synthetic catalogs of --sizes tools (1,000,000 × 384 float32 vectors
+need about 3 GB of memory while the index is built).
+
+Writes OUT/table3.{md,csv,json,tex} and OUT/table3_search.{md,csv,tex}.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if outDir == "" {
+				return fmt.Errorf("eval latency: --out is required")
+			}
+			log := cmd.ErrOrStderr()
+			cfg, err := evaldynamic.LoadConfig(viper.New(), nil)
+			if err != nil {
+				return err
+			}
+			var specs []bandit.Spec
+			for _, name := range policies {
+				i := slices.IndexFunc(cfg.Policies, func(s bandit.Spec) bool { return s.Name == name })
+				if i < 0 {
+					var have []string
+					for _, s := range cfg.Policies {
+						have = append(have, s.Name)
+					}
+					return fmt.Errorf("eval latency: --policies: %q is not a policy of configs/paper.yaml (%s)", name, strings.Join(have, "; "))
+				}
+				specs = append(specs, cfg.Policies[i])
+			}
+			if k == 0 {
+				k = cfg.Retrieval.K
+			}
+			b, name, err := loadBench(benchDir)
+			if err != nil {
+				return fmt.Errorf("eval latency: %w", err)
+			}
+			var texts []string
+			for _, q := range b.SplitQueries(split) {
+				texts = append(texts, q.Text)
+			}
+			if len(texts) == 0 {
+				for _, q := range b.Queries {
+					texts = append(texts, q.Text)
+				}
+			}
+			priors := make([]float64, len(b.Corpus))
+			byID := map[string]float64{}
+			for _, t := range b.Tools {
+				if t.Prior != nil {
+					byID[t.ID] = t.Prior.Value
+				}
+			}
+			for i, d := range b.Corpus {
+				p, ok := byID[d.ID]
+				if !ok {
+					p = 0.5
+				}
+				priors[i] = p
+			}
+			assets := encode.DefaultAssetsDir()
+			cfg.Retrieval.Encoder = encoder
+			modelDir, err := evaldynamic.FindEncoder(cfg, assets)
+			if err != nil {
+				return fmt.Errorf("eval latency: %w", err)
+			}
+			var front evallatency.Frontend
+			hostDevice := "CPU"
+			if modelDir == "" {
+				fmt.Fprintf(log, "eval latency: no encoder installed under %s; timing BM25 + hashed bag of words instead (run scripts/setup for the dense pipeline)\n", assets)
+				hv, err := retrieve.NewHashedBagOfWords(cfg.Retrieval.ContextDim)
+				if err != nil {
+					return err
+				}
+				front = evallatency.LexicalFrontend{Index: retrieve.NewBM25(b.Corpus, retrieve.DefaultBM25Params()), Context: hv}
+			} else {
+				model, err := encode.Open(modelDir, encode.Options{Runtime: encode.NewRuntime(encode.DefaultLibraryPath(assets)),
+					Device: device, Threads: threads, BatchSize: 1, CacheDir: encode.DefaultCacheDir(assets)})
+				if err != nil {
+					return fmt.Errorf("eval latency: %w", err)
+				}
+				defer model.Close()
+				if device == encode.DeviceCUDA {
+					hostDevice = "CUDA"
+				}
+				idx, err := retrieve.NewDense(model, b.Corpus, retrieve.DenseOptions{Progress: newProgress(log, "encode catalog")})
+				if err != nil {
+					return fmt.Errorf("eval latency: %w", err)
+				}
+				// Queries are timed through the encoder without its cache, so every query is really encoded.
+				uncached, err := encode.Open(modelDir, encode.Options{Runtime: encode.NewRuntime(encode.DefaultLibraryPath(assets)),
+					Device: device, Threads: threads, BatchSize: 1})
+				if err != nil {
+					return fmt.Errorf("eval latency: %w", err)
+				}
+				defer uncached.Close()
+				front = evallatency.DenseFrontend{Encoder: uncached, Index: idx}
+				if dim == 0 {
+					dim = model.Dim()
+				}
+			}
+			if dim == 0 {
+				dim = 384
+			}
+			fmt.Fprintf(log, "eval latency: %s on %s (%d tools), %d queries after %d warm-up, top-%d\n", front.Name(), name, len(b.Corpus), queries, warmup, k)
+			res, err := evallatency.MeasurePipeline(front, texts, priors, evallatency.Config{
+				Queries: queries, Warmup: warmup, K: k, Policies: specs, Weights: cfg.Fusion,
+				FailureRate: failure, Seed: seed, Now: time.Now,
+			}, log)
+			if err != nil {
+				return err
+			}
+			rep := &evallatency.Report{Pipeline: res, Host: evallatency.HostInfo{Device: hostDevice, GOMAXPROCS: runtime.GOMAXPROCS(0),
+				CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), Note: fmt.Sprintf("ONNX Runtime intra-op threads: %d (0 = its default).", threads)}}
+			if !noSweep {
+				rep.Search, err = evallatency.MeasureSearch(sizes, dim, k, min(warmup, 100), sweepQ, seed, time.Now, log)
+				if err != nil {
+					return err
+				}
+			}
+			if err := evallatency.WriteOutputs(outDir, rep); err != nil {
+				return fmt.Errorf("eval latency: %w", err)
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), evallatency.PipelineTable(rep).Markdown())
+			if len(rep.Search) > 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), evallatency.SearchTable(rep).Markdown())
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s/table3.{md,csv,json,tex}\n", outDir)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&benchDir, "bench", "", "benchmark directory in the BEIR layout (default: the embedded default benchmark)")
+	f.StringVar(&outDir, "out", "", "output directory (required)")
+	f.StringVar(&split, "split", "test", "queries timed: this split's (all queries when it has none)")
+	f.StringVar(&encoder, "encoder", "", "model folder or name under $RATED_ASSETS/models (default: the first installed)")
+	f.StringVar(&device, "device", encode.DeviceCPU, "cpu or cuda")
+	f.IntVar(&threads, "threads", 0, "ONNX Runtime intra-op threads (0 = its default)")
+	f.StringSliceVar(&policies, "policies", []string{"RATED (Full)", "RATED (w/o Feedback)", "RATED (w/ Global MAB)", "ToolRL-like Batch GRPO"}, "policies of configs/paper.yaml to time, by name")
+	f.IntVar(&queries, "queries", 1000, "measured queries (cycled over the split's queries)")
+	f.IntVar(&warmup, "warmup", 100, "unmeasured warm-up queries")
+	f.IntVar(&k, "k", 0, "candidates per query (0 = retrieval.k of configs/paper.yaml)")
+	f.Float64Var(&failure, "failure-rate", 0.2, "share of simulated failed executions fed back to the policies")
+	f.Uint64Var(&seed, "seed", 1, "seed of the simulated outcomes, the policies and the synthetic vectors")
+	f.IntSliceVar(&sizes, "sizes", []int{5000, 100000, 1000000}, "catalog sizes of the search sweep")
+	f.IntVar(&sweepQ, "sweep-queries", 1000, "measured searches per catalog size")
+	f.IntVar(&dim, "sweep-dim", 0, "vector size of the sweep (0 = the encoder's, else 384)")
+	f.BoolVar(&noSweep, "no-sweep", false, "skip the catalog-size sweep")
+	return cmd
+}
