@@ -6,10 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rated-dev/rated/internal/testassets"
 	"github.com/rated-dev/rated/pkg/catalog"
@@ -225,5 +229,65 @@ func TestParseLocalSource(t *testing.T) {
 		if _, _, err := ParseLocalSource(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
+	}
+}
+
+// Run with a prober: every connection is dialled to a server on 127.0.0.1, whatever the host
+// name, so the catalog's hosts are answered locally and nothing leaves the machine.
+func TestRunWithProbeOnLoopback(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Host {
+		case "api.alpha.test":
+			w.WriteHeader(200)
+		case "api.beta.test":
+			w.WriteHeader(401)
+		default:
+			w.WriteHeader(404)
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "dist/types"), 0o755)
+	os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"n8n-nodes-probe","version":"1.0.0"}`), 0o644)
+	node := func(name, url string) string {
+		return `{"displayName":"` + name + `","name":"` + name + `","group":["input"],"version":1,"description":"Node ` + name +
+			`","requestDefaults":{"baseURL":"` + url + `"},"properties":[]}`
+	}
+	nodes := "[" + node("alpha", "http://api.alpha.test/v1") + "," + node("beta", "http://api.beta.test/v1") + "," +
+		node("gamma", "http://api.gamma.test/v1") + "," + node("delta", "https://{tenant}.delta.test") + "]"
+	os.WriteFile(filepath.Join(dir, "dist/types/nodes.json"), []byte(nodes), 0o644)
+	os.WriteFile(filepath.Join(dir, "dist/types/credentials.json"), []byte("[]"), 0o644)
+	loopback := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
+	}}
+	clock := &fakeClock{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	prober := newTestProber(clock)
+	prober.Client = &http.Client{Transport: loopback}
+	out := filepath.Join(t.TempDir(), "catalog.jsonl")
+	var stdout bytes.Buffer
+	stats, err := Run(context.Background(), RunOptions{
+		Options: Options{Platforms: []string{"n8n"}, Local: map[string][]LocalSource{"n8n": {{Path: dir}}}},
+		Out:     out, Prober: prober, Stdout: &stdout,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := stats[0]
+	// 4 tools: alpha reachable, beta needs auth, gamma broken (404), delta templated.
+	if st.Tools != 4 || !st.Probed || st.Broken != 0.25 || st.LacksAuth != 0.25 || st.BrokenOrNoAuth != 0.5 ||
+		st.ProbeStatus[catalog.ProbeReachable] != 1 || st.ProbeStatus[catalog.ProbeTemplated] != 1 {
+		t.Errorf("stats = %+v", st)
+	}
+	tools, err := catalog.ReadJSONL(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools {
+		if tl.Probe == nil || !tl.Probe.CheckedAt.Equal(clock.Now()) {
+			t.Errorf("%s: probe %+v", tl.ID, tl.Probe)
+		}
+	}
+	if !strings.Contains(stdout.String(), "broken or lacking auth") || !strings.Contains(stdout.String(), `"share_broken_or_lacking_auth": 0.5`) {
+		t.Errorf("output:\n%s", stdout.String())
 	}
 }
