@@ -29,8 +29,11 @@ func (NopProgress) Start(string, int) Bar { return nopBar{} }
 
 type nopBar struct{}
 
+// Add implements Bar.
 func (nopBar) Add(int) {}
-func (nopBar) Done()   {}
+
+// Done implements Bar.
+func (nopBar) Done() {}
 
 // NewProgress returns progress bars on w when it is a terminal, and plain start/end lines
 // otherwise (CI logs).
@@ -43,6 +46,7 @@ func NewProgress(w io.Writer) Progress {
 
 type ttyProgress struct{ w io.Writer }
 
+// Start implements Progress with a progress bar.
 func (p ttyProgress) Start(label string, total int) Bar {
 	return &ttyBar{b: progressbar.NewOptions(total, progressbar.OptionSetWriter(p.w), progressbar.OptionSetDescription(label),
 		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())}
@@ -50,11 +54,15 @@ func (p ttyProgress) Start(label string, total int) Bar {
 
 type ttyBar struct{ b *progressbar.ProgressBar }
 
+// Add implements Bar.
 func (b *ttyBar) Add(n int) { _ = b.b.Add(n) }
-func (b *ttyBar) Done()     { _ = b.b.Finish() }
+
+// Done implements Bar.
+func (b *ttyBar) Done() { _ = b.b.Finish() }
 
 type lineProgress struct{ w io.Writer }
 
+// Start implements Progress with a plain start line.
 func (p lineProgress) Start(label string, total int) Bar {
 	fmt.Fprintf(p.w, "%s: %d steps\n", label, total)
 	return &lineBar{w: p.w, label: label, total: total}
@@ -68,12 +76,14 @@ type lineBar struct {
 	total int
 }
 
+// Add implements Bar.
 func (b *lineBar) Add(n int) {
 	b.mu.Lock()
 	b.done += n
 	b.mu.Unlock()
 }
 
+// Done implements Bar with a plain end line.
 func (b *lineBar) Done() {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -39,6 +39,7 @@ type pySyntaxError struct {
 	Msg  string
 }
 
+// Error implements error.
 func (e *pySyntaxError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
 
 // lexPython tokenises Python source into names, strings, numbers, operators and the
