@@ -91,6 +91,9 @@ type scratch struct {
 	normSegs  []segment
 	first     []int32
 	second    []int32
+	ids       []int32 // post-processed ids
+	types     []int32 // post-processed type ids
+	ends      []int   // end of every row of a batch in ids
 }
 
 // VocabSize is the number of distinct tokens, added tokens included (the reference's
@@ -196,8 +199,7 @@ func (t *Tokenizer) encodeBatch(n int, item func(int) (string, string, bool), ma
 	sc := t.getScratch()
 	defer t.scratch.Put(sc)
 	// Rows are encoded once into a shared buffer, then laid out padded.
-	var ids, types []int32
-	ends := make([]int, 0, n)
+	ids, types, ends := sc.ids[:0], sc.types[:0], sc.ends[:0]
 	longest := 0
 	for i := 0; i < n; i++ {
 		a, b, pair := item(i)
@@ -216,10 +218,12 @@ func (t *Tokenizer) encodeBatch(n int, item func(int) (string, string, bool), ma
 		}
 		longest = max(longest, len(ids)-start)
 	}
+	size := n * longest
+	all := make([]int64, 3*size) // one allocation for the three tensors
 	out := Batch{
-		InputIDs:      make([]int64, n*longest),
-		AttentionMask: make([]int64, n*longest),
-		TokenTypeIDs:  make([]int64, n*longest),
+		InputIDs:      all[:size:size],
+		AttentionMask: all[size : 2*size : 2*size],
+		TokenTypeIDs:  all[2*size:],
 		BatchSize:     n,
 		SeqLen:        longest,
 	}
@@ -242,6 +246,7 @@ func (t *Tokenizer) encodeBatch(n int, item func(int) (string, string, bool), ma
 		}
 		start = end
 	}
+	sc.ids, sc.types, sc.ends = ids, types, ends
 	return out
 }
 
@@ -264,7 +269,8 @@ func (t *Tokenizer) singleLimit(trunc truncation) int {
 
 // finish post-processes the sequences in sc into an Encoding and pads it.
 func (t *Tokenizer) finish(sc *scratch, pair bool, trunc truncation) Encoding {
-	ids, types := t.postProcess(nil, nil, sc.first, sc.second, pair, trunc)
+	ids, types := t.postProcess(sc.ids[:0], sc.types[:0], sc.first, sc.second, pair, trunc)
+	sc.ids, sc.types = ids, types
 	n := len(ids)
 	target := n
 	if t.padding.enabled {
@@ -276,7 +282,9 @@ func (t *Tokenizer) finish(sc *scratch, pair bool, trunc truncation) Encoding {
 		}
 		target = max(target, n)
 	}
-	enc := Encoding{IDs: make([]int, target), TypeIDs: make([]int, target), AttentionMask: make([]int, target)}
+	// One allocation holds the three slices.
+	all := make([]int, 3*target)
+	enc := Encoding{IDs: all[:target:target], TypeIDs: all[target : 2*target : 2*target], AttentionMask: all[2*target:]}
 	off := 0
 	if t.padding.left {
 		off = target - n
