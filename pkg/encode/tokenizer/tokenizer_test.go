@@ -250,3 +250,42 @@ func TestConcurrentEncode(t *testing.T) {
 		}
 	}
 }
+
+// FuzzEncode checks invariants on arbitrary input, invalid UTF-8 included (which the reference
+// cannot receive: Python strings are always valid): no panic, [CLS] … [SEP], ids in the
+// vocabulary, aligned type ids and mask, truncation respected.
+func FuzzEncode(f *testing.F) {
+	for _, s := range []string{"", "unaffable", "Hello, World!", "東京 Café", "\xff\xfe\x80abc", "a\u0301\u0327",
+		"[MASK][SEP]", strings.Repeat("a", 40), "\x00\t\n\u200b\u00a0"} {
+		f.Add(s, s)
+	}
+	var tokenizers []*Tokenizer
+	for _, normalizer := range []string{uncasedNormalizer, "null"} {
+		tk, err := parse("fuzz.json", []byte(tinyJSON(normalizer, tinyPost, "null", "null")))
+		if err != nil {
+			f.Fatal(err)
+		}
+		if err := tk.SetTruncation(12); err != nil {
+			f.Fatal(err)
+		}
+		tokenizers = append(tokenizers, tk)
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		for _, tk := range tokenizers {
+			for _, enc := range []Encoding{tk.Encode(a), tk.EncodePair(a, b)} {
+				n := len(enc.IDs)
+				if n < 2 || n > 12 || len(enc.TypeIDs) != n || len(enc.AttentionMask) != n {
+					t.Fatalf("lengths %d %d %d", n, len(enc.TypeIDs), len(enc.AttentionMask))
+				}
+				if enc.IDs[0] != 2 || enc.IDs[n-1] != 3 {
+					t.Fatalf("ids %v do not start with [CLS] and end with [SEP]", enc.IDs)
+				}
+				for _, id := range enc.IDs {
+					if id < 0 || id >= tk.VocabSize() {
+						t.Fatalf("id %d outside the vocabulary", id)
+					}
+				}
+			}
+		}
+	})
+}
