@@ -19,6 +19,7 @@ func newRootCmd() *cobra.Command {
 	evalCmd.AddCommand(newEvalLatencyCmd())
 	root.AddCommand(evalCmd)
 	// Register top-level subcommands here (one line each).
+	root.AddCommand(newReproduceCmd())
 	root.AddCommand(newBuildBenchCmd())
 	root.AddCommand(newLLMCmd())
 	root.AddCommand(newModelCmd())

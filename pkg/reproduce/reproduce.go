@@ -1,0 +1,215 @@
+// Package reproduce compares regenerated result tables with the expected values kept in the
+// repository, cell by cell, the way Anserini's regressions do: every expected cell is printed as
+// [OK] or with its difference, and a run passes only when every cell matches within the table's
+// tolerance.
+package reproduce
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/rated-dev/rated/internal/atomicfile"
+	"github.com/rated-dev/rated/pkg/report"
+)
+
+//go:embed expected/default.json
+var embedded embed.FS
+
+// Expected holds the expected tables by name ("table1", "table2", "table3").
+type Expected struct {
+	// About says how and where the values were produced.
+	About  string                   `json:"about"`
+	Tables map[string]ExpectedTable `json:"tables"`
+}
+
+// ExpectedTable holds one table's expected cells: row label (first column) -> column -> cell.
+type ExpectedTable struct {
+	// Tolerance is the largest absolute difference accepted between numeric cells.
+	Tolerance float64 `json:"tolerance"`
+	// Informational tables (latency: machine-dependent) are printed but never fail the run.
+	Informational bool `json:"informational,omitempty"`
+	// Retrievers are the registry names Table 1 is regenerated with (rated eval offline
+	// --retrievers), in row order.
+	Retrievers []string                     `json:"retrievers,omitempty"`
+	Rows       map[string]map[string]string `json:"rows"`
+}
+
+// DefaultExpected returns the expected values of the embedded default benchmark
+// (pkg/reproduce/expected/default.json).
+func DefaultExpected() (*Expected, error) {
+	raw, err := embedded.ReadFile("expected/default.json")
+	if err != nil {
+		return nil, err
+	}
+	return parseExpected(raw, "pkg/reproduce/expected/default.json")
+}
+
+// ReadExpected reads an expected-values file.
+func ReadExpected(path string) (*Expected, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parseExpected(raw, path)
+}
+
+func parseExpected(raw []byte, name string) (*Expected, error) {
+	var e Expected
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if e.Tables == nil {
+		e.Tables = map[string]ExpectedTable{}
+	}
+	return &e, nil
+}
+
+// Write stores e as indented JSON, atomically.
+func (e *Expected) Write(path string) error {
+	raw, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(path, append(raw, '\n'))
+}
+
+// Cells indexes a table's cells by row label (first column) and column name.
+func Cells(t *report.Table) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, r := range t.Rows {
+		if len(r) == 0 {
+			continue
+		}
+		row := map[string]string{}
+		for i := 1; i < len(r) && i < len(t.Columns); i++ {
+			row[t.Columns[i]] = r[i]
+		}
+		out[r[0]] = row
+	}
+	return out
+}
+
+// Status is the outcome of one cell.
+type Status string
+
+// Cell outcomes.
+const (
+	OK      Status = "OK"
+	Fail    Status = "FAIL"
+	Missing Status = "MISSING"
+	Info    Status = "INFO"
+)
+
+// Line is one compared cell.
+type Line struct {
+	Status   Status
+	Table    string
+	Row      string
+	Column   string
+	Expected string
+	Got      string
+	Diff     float64 // got - expected, for numeric cells; NaN otherwise
+}
+
+// String prints the line as "[OK] table1 | BM25 | MRR: 0.457" or with the difference.
+func (l Line) String() string {
+	where := fmt.Sprintf("%s | %s | %s", l.Table, l.Row, l.Column)
+	switch {
+	case l.Status == OK:
+		return fmt.Sprintf("[OK] %s: %s", where, l.Got)
+	case l.Status == Missing:
+		return fmt.Sprintf("[MISSING] %s: expected %s, not produced", where, l.Expected)
+	case !math.IsNaN(l.Diff):
+		return fmt.Sprintf("[%s] %s: expected %s, got %s (%+.4g)", l.Status, where, l.Expected, l.Got, l.Diff)
+	}
+	return fmt.Sprintf("[%s] %s: expected %q, got %q", l.Status, where, l.Expected, l.Got)
+}
+
+// number parses a table cell as a number: "0.457", "0.477*", "83.4%", "83.4 ± 0.3%" (the value
+// before ±), "<0.001" (0.001). ok is false for anything else ("–", "(baseline)", text).
+func number(cell string) (float64, bool) {
+	s := strings.TrimSpace(cell)
+	if i := strings.Index(s, "±"); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	s = strings.TrimLeft(s, "<>≤≥")
+	s = strings.TrimRight(s, "*%†")
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	return v, err == nil
+}
+
+// Compare checks every expected cell of table name against got (nil when the table was not
+// produced). Rows and columns present in got but not expected are ignored.
+func Compare(name string, exp ExpectedTable, got *report.Table) []Line {
+	var cells map[string]map[string]string
+	if got != nil {
+		cells = Cells(got)
+	}
+	var out []Line
+	for _, row := range sortedKeys(exp.Rows) {
+		for _, col := range sortedKeys(exp.Rows[row]) {
+			want := exp.Rows[row][col]
+			l := Line{Table: name, Row: row, Column: col, Expected: want, Diff: math.NaN()}
+			have, ok := cells[row][col]
+			switch {
+			case !ok:
+				l.Status = Missing
+			default:
+				l.Got = have
+				wv, wok := number(want)
+				hv, hok := number(have)
+				switch {
+				case wok && hok:
+					l.Diff = hv - wv
+					if math.Abs(l.Diff) <= exp.Tolerance+1e-12 {
+						l.Status = OK
+					} else {
+						l.Status = Fail
+					}
+				case strings.TrimSpace(want) == strings.TrimSpace(have):
+					l.Status = OK
+				default:
+					l.Status = Fail
+				}
+			}
+			if exp.Informational && l.Status != OK {
+				l.Status = Info
+			}
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// Snapshot turns a produced table into expected values with the given tolerance.
+func Snapshot(t *report.Table, tolerance float64, informational bool) ExpectedTable {
+	return ExpectedTable{Tolerance: tolerance, Informational: informational, Rows: Cells(t)}
+}
+
+// Summarize prints every line and a closing count, and reports whether every non-informational
+// cell matched.
+func Summarize(w io.Writer, lines []Line) bool {
+	counts := map[Status]int{}
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+		counts[l.Status]++
+	}
+	fmt.Fprintf(w, "reproduce: %d OK, %d FAIL, %d MISSING, %d INFO\n", counts[OK], counts[Fail], counts[Missing], counts[Info])
+	return counts[Fail] == 0 && counts[Missing] == 0
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,94 @@
+package reproduce
+
+import (
+	"bytes"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rated-dev/rated/pkg/report"
+)
+
+func TestNumber(t *testing.T) {
+	cases := []struct {
+		in   string
+		want float64
+		ok   bool
+	}{
+		{"0.457", 0.457, true}, {"0.477*", 0.477, true}, {"83.4%", 83.4, true}, {"83.4 ± 0.3%", 83.4, true},
+		{"<0.001", 0.001, true}, {" 12 ", 12, true}, {"–", 0, false}, {"(baseline)", 0, false}, {"BM25", 0, false},
+	}
+	for _, c := range cases {
+		got, ok := number(c.in)
+		if ok != c.ok || ok && math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("number(%q) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestCompare(t *testing.T) {
+	got := &report.Table{Columns: []string{"Retriever", "MRR", "p"}, Rows: [][]string{
+		{"BM25", "0.457", "(baseline)"},
+		{"TF-IDF", "0.480*", "0.0014"},
+	}}
+	exp := ExpectedTable{Tolerance: 0.002, Rows: map[string]map[string]string{
+		"BM25":   {"MRR": "0.458", "p": "(baseline)"},
+		"TF-IDF": {"MRR": "0.477", "p": "–"},
+		"Dense":  {"MRR": "0.600"},
+	}}
+	lines := Compare("table1", exp, got)
+	want := map[string]Status{"BM25/MRR": OK, "BM25/p": OK, "TF-IDF/MRR": Fail, "TF-IDF/p": Fail, "Dense/MRR": Missing}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines: %v", len(lines), lines)
+	}
+	for _, l := range lines {
+		if w := want[l.Row+"/"+l.Column]; l.Status != w {
+			t.Errorf("%s: %s, want %s", l, l.Status, w)
+		}
+	}
+	var buf bytes.Buffer
+	if Summarize(&buf, lines) {
+		t.Error("a run with FAIL and MISSING cells passed")
+	}
+	for _, s := range []string{"[OK] table1 | BM25 | MRR: 0.457", "[FAIL] table1 | TF-IDF | MRR: expected 0.477, got 0.480* (+0.003)", "[MISSING] table1 | Dense | MRR", "2 OK, 2 FAIL, 1 MISSING"} {
+		if !strings.Contains(buf.String(), s) {
+			t.Errorf("output lacks %q:\n%s", s, buf.String())
+		}
+	}
+	// An informational table never fails.
+	exp.Informational = true
+	buf.Reset()
+	if !Summarize(&buf, Compare("table3", exp, got)) {
+		t.Errorf("informational table failed:\n%s", buf.String())
+	}
+	// A table that was not produced at all: every cell missing.
+	for _, l := range Compare("table2", ExpectedTable{Rows: map[string]map[string]string{"x": {"y": "1"}}}, nil) {
+		if l.Status != Missing {
+			t.Errorf("%s", l)
+		}
+	}
+}
+
+func TestSnapshotRoundTrip(t *testing.T) {
+	tab := &report.Table{Columns: []string{"Policy", "SR"}, Rows: [][]string{{"RATED (Full)", "83.4 ± 0.3%"}, {"Static", "70.0 ± 1.0%"}}}
+	e := &Expected{About: "test", Tables: map[string]ExpectedTable{"table2": Snapshot(tab, 0.005, false)}}
+	path := filepath.Join(t.TempDir(), "expected.json")
+	if err := e.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadExpected(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if !Summarize(&buf, Compare("table2", back.Tables["table2"], tab)) || !strings.Contains(buf.String(), "2 OK") {
+		t.Errorf("snapshot does not match its own table:\n%s", buf.String())
+	}
+	if _, err := DefaultExpected(); err != nil {
+		t.Errorf("embedded expected values: %v", err)
+	}
+	if _, err := ReadExpected(filepath.Join(t.TempDir(), "none.json")); err == nil {
+		t.Error("missing file accepted")
+	}
+}
