@@ -126,6 +126,13 @@ type pyParser struct {
 // parsePython parses a module. Syntax errors of the lexer are returned; statements outside the
 // understood subset are skipped.
 func parsePython(path, modName string, isPackage bool, src []byte) (m *pyModule, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			// The parser indexes ahead in the token stream; a truncated statement at the end of
+			// a malformed file surfaces here and is reported as a syntax error.
+			m, err = nil, &pySyntaxError{Line: 0, Msg: fmt.Sprintf("unparseable: %v", r)}
+		}
+	}()
 	toks, err := lexPython(src)
 	if err != nil {
 		return nil, err
@@ -145,13 +152,6 @@ func parsePython(path, modName string, isPackage bool, src []byte) (m *pyModule,
 		}
 	}
 	m.EnvVars = findEnvReads(toks)
-	defer func() {
-		if r := recover(); r != nil {
-			// The parser indexes ahead in the token stream; a truncated statement at the end of
-			// a malformed file surfaces here and is reported as a syntax error.
-			m, err = nil, &pySyntaxError{Line: 0, Msg: fmt.Sprintf("unparseable: %v", r)}
-		}
-	}()
 	p := &pyParser{toks: toks, mod: m}
 	p.block(nil, true)
 	for i, t := range toks {
