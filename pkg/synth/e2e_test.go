@@ -20,7 +20,7 @@ import (
 // RATED_REQUIRE_ASSETS=1) when the server or the weights are not installed, starts the server
 // with scripts/llm-up when it is not running (and stops it again at the end of the test), and
 // returns a client for it with the weights' digest.
-func realLLM(t *testing.T) (*Client, LLMConfig, string) {
+func realLLM(t testing.TB) (*Client, LLMConfig, string) {
 	t.Helper()
 	root := testassets.Root(t)
 	assets := testassets.Dir(t)

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/rated-dev/rated/pkg/bench"
+)
+
+var fakeToolRE = regexp.MustCompile(`Tool: (\w+)\n`)
+
+// fakeOpenAI answers build-bench's two kinds of prompts: query generation (three queries made of
+// words of the tool's name) and validation (0.9 when the request names the tool's first word, else 0.2).
+func fakeOpenAI(t *testing.T) string {
+	t.Helper()
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct{ Content string } `json:"messages"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		p := req.Messages[0].Content
+		var text string
+		if strings.HasSuffix(p, "Score:") {
+			text = "0.2"
+			lines := strings.Split(p, "\n")
+			reqLine, toolLine := lines[len(lines)-3], lines[len(lines)-2]
+			name := strings.SplitN(strings.TrimPrefix(toolLine, "Tool: "), ":", 2)[0]
+			if strings.Contains(strings.ToLower(reqLine), strings.Split(name, "_")[0]) {
+				text = "0.9"
+			}
+		} else {
+			ms := fakeToolRE.FindAllStringSubmatch(p, -1)
+			n := ms[len(ms)-1][1]
+			// Words of the tool's own (n1 … n4) keep the queries of two tools apart under the
+			// near-duplicate filter.
+			m := strings.ReplaceAll(n, "_", "")
+			u := fmt.Sprintf("%[1]s1 %[1]s2 %[1]s3 %[1]s4", m)
+			text = fmt.Sprintf("I need %s for my work today\n2. please use %s right now\n3. could %s sort out the task", u, u, u)
+		}
+		json.NewEncoder(w).Encode(map[string]any{"choices": []map[string]any{{"message": map[string]string{"content": text}}}})
+	})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := httptest.NewUnstartedServer(h)
+	s.Listener.Close()
+	s.Listener = l
+	s.Start()
+	t.Cleanup(s.Close)
+	return s.URL + "/v1"
+}
+
+func TestBuildBenchCommand(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "llm.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("host: 127.0.0.1\nport: 1\nmodel: fake\nbase_url: %q\ntemperature: 0.5\nmax_tokens: 64\nseed: 3\nconcurrency: 2\ntimeout_s: 5\nretries: 1\nbackoff_ms: 1\ngguf_sha256: \"\"\n", fakeOpenAI(t))), 0o644)
+	queries := filepath.Join(dir, "q.jsonl")
+	os.WriteFile(queries, []byte(`{"query_id": 1, "group": "g", "query": "What does wikipedia say about the history of Rome?"}
+{"query_id": 2, "group": "g", "query": "Send a gmail message to my team about the weather forecast"}
+`), 0o644)
+	out := filepath.Join(dir, "out")
+	args := []string{"build-bench", "--config", cfg, "--catalog", filepath.Join("..", "..", "pkg", "synth", "testdata", "catalog.jsonl"),
+		"--out", out, "--tools", "6", "--queries-per-tool", "3", "--real-queries", queries, "--top-k", "3", "--model-file", cfg}
+	run := func() string {
+		cmd := newRootCmd()
+		var so, se bytes.Buffer
+		cmd.SetOut(&so)
+		cmd.SetErr(&se)
+		cmd.SetArgs(args)
+		if err := cmd.Execute(); err != nil {
+			t.Fatalf("build-bench: %v\n%s", err, se.String())
+		}
+		return so.String() + se.String()
+	}
+	first := run()
+	// 6 tools × 3 distinct queries; one random negative each, and a hard one where BM25 scores
+	// some other tool above zero.
+	var nq, npos, nneg int
+	at := strings.Index(first, "syn: 6/6 tools generated (0 failed), ")
+	if at < 0 {
+		t.Fatalf("no syn summary; output:\n%s", first)
+	}
+	if _, err := fmt.Sscanf(first[at:], "syn: 6/6 tools generated (0 failed), %d queries, %d positive and %d negative pairs", &nq, &npos, &nneg); err != nil || nq != 18 || npos != 18 || nneg < 18 || nneg > 36 {
+		t.Fatalf("%v; output:\n%s", err, first)
+	}
+	syn, err := bench.ReadDir(filepath.Join(out, "syn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(syn.Queries) != 18 || len(syn.Corpus) != 6 || len(syn.Tools) != 6 {
+		t.Fatalf("syn: %d queries, %d docs, %d tools", len(syn.Queries), len(syn.Corpus), len(syn.Tools))
+	}
+	real, err := bench.ReadDir(filepath.Join(out, "real"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range real.Queries {
+		for _, id := range append(real.Relevant("dev", q.ID), real.Relevant("test", q.ID)...) {
+			if !strings.Contains(strings.ToLower(q.Text), strings.Split(id[strings.LastIndex(id, "/")+1:], "_")[0]) {
+				t.Fatalf("kept pair %s / %s that the fake validator scored 0.2", q.Text, id)
+			}
+		}
+	}
+	var stats map[string]json.RawMessage
+	data, _ := os.ReadFile(filepath.Join(out, "stats.json"))
+	if err := json.Unmarshal(data, &stats); err != nil || stats["syn"] == nil || stats["real"] == nil || stats["run"] == nil {
+		t.Fatalf("stats.json: %v\n%s", err, data)
+	}
+	// --model-file is hashed into the datasheet.
+	ds, _ := os.ReadFile(filepath.Join(out, "DATASHEET.md"))
+	if !strings.Contains(string(ds), "sha256 of "+cfg) {
+		t.Fatalf("datasheet does not name the hashed file:\n%s", ds)
+	}
+	// A rerun resumes from the journals: nothing left to do, same benchmark.
+	second := run()
+	if !strings.Contains(second, "6 items, 6 already done") {
+		t.Fatalf("rerun did not resume:\n%s", second)
+	}
+	again, _ := bench.ReadDir(filepath.Join(out, "syn"))
+	if len(again.Queries) != 18 {
+		t.Fatalf("rerun changed the benchmark: %d queries", len(again.Queries))
+	}
+}
