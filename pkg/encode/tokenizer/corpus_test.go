@@ -36,7 +36,8 @@ var unicodeSamples = []string{
 	"𝄞 music", "‼ ⁇ ⁈", "〈angle〉 【lenticular】", "﹏wavy", "＃＠！",
 	// Special tokens inside text.
 	"[CLS]", "[SEP] [SEP]", "hello[MASK]world", "[mask] lower", "[UNK][PAD]", "[[CLS]]", "[CLS", "##ing ##",
-	"x[SEP]y", "[MASK][MASK][MASK]",
+	"x[SEP]y", "[MASK][MASK][MASK]", "a [MASK] b  [SEP]  c", "word[CLS]word [CLS] é[CLS]", "  [MASK]",
+	"Tool-Call tool-callTOOL-CALL tool–call", "[SEP]\t\n[SEP]",
 }
 
 // loadToolDescriptions reads testdata/tool_descriptions.txt.

@@ -71,6 +71,19 @@ func runReference(t *testing.T, inputs refInputs, jobs []refJob) []refResult {
 // lowercase and strip_accents settings (same vocabulary), e.g. a cased BERT tokenizer.
 func deriveVariant(t *testing.T, path, name string, lowercase, stripAccents bool) string {
 	t.Helper()
+	return deriveWith(t, path, name, func(doc map[string]any) {
+		norm, ok := doc["normalizer"].(map[string]any)
+		if !ok || norm["type"] != "BertNormalizer" {
+			t.Fatalf("%s: normalizer is not a BertNormalizer", path)
+		}
+		norm["lowercase"] = lowercase
+		norm["strip_accents"] = stripAccents
+	})
+}
+
+// deriveWith writes a copy of a tokenizer.json changed by edit.
+func deriveWith(t *testing.T, path, name string, edit func(doc map[string]any)) string {
+	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -81,12 +94,7 @@ func deriveVariant(t *testing.T, path, name string, lowercase, stripAccents bool
 	if err := dec.Decode(&doc); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	norm, ok := doc["normalizer"].(map[string]any)
-	if !ok || norm["type"] != "BertNormalizer" {
-		t.Fatalf("%s: normalizer is not a BertNormalizer", path)
-	}
-	norm["lowercase"] = lowercase
-	norm["strip_accents"] = stripAccents
+	edit(doc)
 	out, err := json.Marshal(doc)
 	if err != nil {
 		t.Fatal(err)
@@ -170,6 +178,12 @@ func TestReference(t *testing.T) {
 	minilm := filepath.Join(testassets.Model(t, "all-minilm-l6-v2"), "tokenizer.json")
 	testassets.Python(t)
 	cased := deriveVariant(t, bge, "cased", false, false)
+	// Left truncation and left padding to a fixed length rounded up to a multiple, from the file.
+	left := deriveWith(t, minilm, "left", func(doc map[string]any) {
+		doc["truncation"] = map[string]any{"direction": "Left", "max_length": 100, "strategy": "LongestFirst", "stride": 0}
+		doc["padding"] = map[string]any{"strategy": map[string]any{"Fixed": 50}, "direction": "Left",
+			"pad_to_multiple_of": 16, "pad_id": 0, "pad_type_id": 0, "pad_token": "[PAD]"}
+	})
 
 	corpus := buildCorpus(t, 42)
 	if len(corpus) < 5000 {
@@ -294,6 +308,52 @@ func TestReference(t *testing.T) {
 			},
 		})
 	}
+	// Added-token options: lstrip, rstrip, single_word, and a token matched in the normalised text.
+	addedOpts := deriveWith(t, bge, "added-options", func(doc map[string]any) {
+		tokens, _ := doc["added_tokens"].([]any)
+		for _, tok := range tokens {
+			m := tok.(map[string]any)
+			switch m["content"] {
+			case "[MASK]":
+				m["lstrip"] = true
+			case "[SEP]":
+				m["rstrip"] = true
+			case "[CLS]":
+				m["single_word"] = true
+			}
+		}
+		doc["added_tokens"] = append(tokens, map[string]any{"id": 30522, "content": "Tool-Call", "single_word": false,
+			"lstrip": false, "rstrip": false, "normalized": true, "special": false})
+	})
+	checks = append(checks, check{
+		name: "added-token-options/single/max0",
+		job:  refJob{Tokenizer: addedOpts, Mode: "encode", Input: "corpus"},
+		run: func(t *testing.T, res refResult) {
+			tk := loadOrFail(t, addedOpts)
+			if tk.VocabSize() != res.VocabSize {
+				t.Errorf("VocabSize %d, reference %d", tk.VocabSize(), res.VocabSize)
+			}
+			m := mismatches{t: t}
+			for i, text := range corpus {
+				enc := tk.Encode(text)
+				m.check(text, enc.IDs, enc.TypeIDs, enc.AttentionMask, res.Encodings[i])
+			}
+			m.done()
+		},
+	})
+	checks = append(checks, check{
+		name: "left-truncation-and-padding/file-config",
+		job:  refJob{Tokenizer: left, Mode: "file", Input: "file"},
+		run: func(t *testing.T, res refResult) {
+			tk := loadOrFail(t, left)
+			m := mismatches{t: t}
+			for i, text := range corpus[:1500] {
+				enc := tk.Encode(text)
+				m.check(text, enc.IDs, enc.TypeIDs, enc.AttentionMask, res.Encodings[i])
+			}
+			m.done()
+		},
+	})
 	sweepVariants := []struct {
 		name               string
 		lowercase, accents bool
