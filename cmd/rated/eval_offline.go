@@ -71,7 +71,7 @@ OUT/qrels.<split>.trec, so trec_eval, pytrec_eval, ir_measures or ranx can recom
 			for _, w := range b.Warnings {
 				fmt.Fprintf(log, "warning: %s: %s\n", name, w)
 			}
-			env := evaloffline.Env{Ctx: cmd.Context(), Bench: b, Assets: assets, Log: log}
+			env := evaloffline.Env{Ctx: cmd.Context(), Bench: b, Assets: assets, Log: log, Progress: newProgress(log, "encode catalog")}
 			res, err := evaloffline.Run(env, name, reg, cfg)
 			if err != nil {
 				return fmt.Errorf("eval offline: %w", err)

@@ -25,8 +25,10 @@ func RegisterDense(reg *Registry, rt *encode.Runtime) error {
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(env.Log, "eval offline: encoding %d tools with %s\n", len(env.Bench.Corpus), dir)
-		d, err := retrieve.NewDense(model, env.Bench.Corpus, retrieve.DenseOptions{})
+		if env.Log != nil {
+			fmt.Fprintf(env.Log, "eval offline: encoding %d tools with %s\n", len(env.Bench.Corpus), dir)
+		}
+		d, err := retrieve.NewDense(model, env.Bench.Corpus, retrieve.DenseOptions{Progress: env.Progress})
 		if err != nil {
 			model.Close()
 			return nil, err

@@ -19,8 +19,11 @@ type Env struct {
 	Bench *bench.Bench
 	// Assets is the asset directory (models, caches): $RATED_ASSETS or .rated/.
 	Assets string
-	// Log receives plain progress lines (never nil).
+	// Log receives plain progress lines.
 	Log io.Writer
+	// Progress, when set, receives (done, total) while a factory does long work such as
+	// encoding the corpus (a progress bar on a terminal, plain lines otherwise).
+	Progress func(done, total int)
 }
 
 // Factory builds a retriever over env.Bench.Corpus. arg is what follows the family prefix of a
