@@ -47,7 +47,7 @@ func fakeOpenAI(t *testing.T) string {
 			// near-duplicate filter.
 			m := strings.ReplaceAll(n, "_", "")
 			u := fmt.Sprintf("%[1]s1 %[1]s2 %[1]s3 %[1]s4", m)
-			text = fmt.Sprintf("I need %s for my work today\n2. please use %s right now\n3. could %s sort out the task", u, u, u)
+			text = fmt.Sprintf("I need %s for my work today\n2. please use %s at once\n3. could %s sort out the task", u, u, u)
 		}
 		json.NewEncoder(w).Encode(map[string]any{"choices": []map[string]any{{"message": map[string]string{"content": text}}}})
 	})

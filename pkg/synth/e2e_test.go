@@ -105,7 +105,7 @@ func TestEndToEndRealGemma(t *testing.T) {
 	if st.ToolsOK+st.ToolsFailed != 5 || st.ToolsOK == 0 || st.Queries == 0 {
 		t.Fatalf("syn: %d ok, %d failed, %d queries", st.ToolsOK, st.ToolsFailed, st.Queries)
 	}
-	if got := st.Queries + st.DroppedTooShort + st.DroppedTooLong + st.DroppedNearDup; got != st.QueriesParsed {
+	if got := st.Queries + st.DroppedTooShort + st.DroppedTooLong + st.DroppedCopiedExample + st.DroppedNearDup; got != st.QueriesParsed {
 		t.Fatalf("stage counts do not add up: kept %d + drops = %d, parsed %d", st.Queries, got, st.QueriesParsed)
 	}
 	if st.PositivePairs != st.Queries || st.NegativePairs > 2*st.PositivePairs || st.NegativePairs < st.PositivePairs {

@@ -216,8 +216,8 @@ func normaliseScore(x float64) (float64, error) {
 	return 0, fmt.Errorf("score %g is outside [0, 1] and not an integer rating out of 10 or 100", x)
 }
 
-// errNoQueries is the format error of an answer from which no query could be parsed.
-var errNoQueries = errors.New("no queries in the answer")
+// errNoQueries is the format error of an answer without a usable query.
+var errNoQueries = errors.New("no usable query in the answer (none parsed, of the allowed length and not copied from the prompt's example)")
 
 // wordTokens splits text into lower-case words: maximal runs of Unicode letters and digits. This
 // is the tokenisation of the near-duplicate filter (Jaccard over word sets).

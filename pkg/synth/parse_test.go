@@ -4,6 +4,8 @@ import (
 	"math"
 	"reflect"
 	"testing"
+
+	"github.com/rated-dev/rated/pkg/catalog"
 )
 
 func TestParseQueries(t *testing.T) {
@@ -86,5 +88,35 @@ func TestWordCountAndTokens(t *testing.T) {
 	want := []string{"what", "s", "the", "e", "mail", "of", "zoë", "42"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("wordTokens = %q, want %q", got, want)
+	}
+}
+
+func TestCopiesExample(t *testing.T) {
+	words := catalog.Tool{Name: "wordsapi_get_word_definitions", Description: "Get definitions of an English word from WordsAPI.", Platform: "crewai"}
+	weather := catalog.Tool{Name: "openweathermap", Description: "Current weather for a city.", Platform: "n8n"}
+	translate := catalog.Tool{Name: "google_translate", Description: "Translate text between languages.", Platform: "n8n",
+		Parameters: []catalog.Parameter{{Name: "text"}, {Name: "translateTo", Description: "target language"}}}
+	cases := []struct {
+		q    string
+		t    catalog.Tool
+		want bool
+	}{
+		// Content words {weather, vancouver}: "weather" is the example's only; none is the tool's.
+		{"What's the weather in Vancouver?", words, true},
+		// {word, serendipity, mean}: "word" is the tool's.
+		{"What does the word serendipity mean?", words, false},
+		// "weather" is in both the example and the tool: it counts for neither; {paris} in none.
+		{"What's the weather in Paris?", weather, false},
+		// {raining, tokyo}: "raining" is from the example's queries.
+		{"Is it raining in Tokyo?", translate, true},
+		// {translate, menu, french}: "translate" is the tool's.
+		{"Translate this menu into French for me", translate, false},
+		// One example word (osaka) against one tool word (language): a tie is not a copy.
+		{"Which language do they speak in Osaka?", translate, false},
+	}
+	for _, c := range cases {
+		if got := CopiesExample(c.q, c.t); got != c.want {
+			t.Errorf("CopiesExample(%q, %s) = %v, want %v", c.q, c.t.Name, got, c.want)
+		}
 	}
 }

@@ -112,3 +112,59 @@ func oneLine(s string) string {
 	}
 	return s
 }
+
+// synExampleText is the worked example of SynPromptTemplate (tool and queries): a base model
+// sometimes copies it instead of writing queries for the tool asked about.
+var synExampleText = func() string {
+	s := SynPromptTemplate
+	return s[strings.Index(s, "Tool: weather_forecast"):strings.Index(s, "Tool: {name}")]
+}()
+
+// functionWords are left out when CopiesExample compares vocabularies: they say nothing about
+// which tool a query is for (the last line holds the prompt's field labels).
+var functionWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a an the and or but if of to in on at for from by with about into over
+		is are was were be been being am do does did have has had will would can could should may might
+		must shall i me my we our you your he she it its they them their this that these those what
+		which who whom whose when where why how s t d ll re ve m not no yes please there here any some
+		all just get give tell show find need want like let
+		tool platform description parameters user requests string`) {
+		functionWords[w] = true
+	}
+}
+
+// CopiesExample reports whether a generated query was taken from the prompt's worked example
+// rather than written for tool t: it shares more content words (word tokens that are not
+// function words) with the example than with the tool's name, description and parameters,
+// counting only words that are in one of the two and not both.
+func CopiesExample(query string, t catalog.Tool) bool {
+	ex := contentWords(synExampleText)
+	var tb strings.Builder
+	tb.WriteString(t.Name + " " + t.Description + " " + t.Platform)
+	for _, p := range t.Parameters {
+		tb.WriteString(" " + p.Name + " " + p.Description)
+	}
+	tw := contentWords(tb.String())
+	exOnly, toolOnly := 0, 0
+	for w := range contentWords(query) {
+		switch {
+		case ex[w] && !tw[w]:
+			exOnly++
+		case tw[w] && !ex[w]:
+			toolOnly++
+		}
+	}
+	return exOnly > toolOnly
+}
+
+func contentWords(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range wordTokens(s) {
+		if !functionWords[w] {
+			out[w] = true
+		}
+	}
+	return out
+}

@@ -56,16 +56,18 @@ type SynStats struct {
 	ToolsFailed    int `json:"tools_failed"`
 	ToolsNoQueries int `json:"tools_without_kept_queries"`
 	// Stage counts: parsed from the answers, kept by the length filter, kept by dedupe.
-	QueriesParsed      int `json:"queries_parsed"`
-	DroppedBeyondN     int `json:"dropped_beyond_queries_per_tool"`
-	DroppedTooShort    int `json:"dropped_too_short"`
-	DroppedTooLong     int `json:"dropped_too_long"`
-	DroppedNearDup     int `json:"dropped_near_duplicate"`
-	Queries            int `json:"queries"`
-	PositivePairs      int `json:"positive_pairs"`
-	NegativePairs      int `json:"negative_pairs"`
-	HardNegativePairs  int `json:"hard_negative_pairs"`
-	RandomNegativePair int `json:"random_negative_pairs"`
+	QueriesParsed   int `json:"queries_parsed"`
+	DroppedBeyondN  int `json:"dropped_beyond_queries_per_tool"`
+	DroppedTooShort int `json:"dropped_too_short"`
+	DroppedTooLong  int `json:"dropped_too_long"`
+	// DroppedCopiedExample counts queries taken from the prompt's worked example (CopiesExample).
+	DroppedCopiedExample int `json:"dropped_copied_example"`
+	DroppedNearDup       int `json:"dropped_near_duplicate"`
+	Queries              int `json:"queries"`
+	PositivePairs        int `json:"positive_pairs"`
+	NegativePairs        int `json:"negative_pairs"`
+	HardNegativePairs    int `json:"hard_negative_pairs"`
+	RandomNegativePair   int `json:"random_negative_pairs"`
 	// QueriesPerSplit counts queries in each split.
 	QueriesPerSplit map[string]int `json:"queries_per_split"`
 	// WordsHistogram counts kept queries by length in words, in bins of 5 ("5-9", "10-14", ...).
@@ -97,7 +99,7 @@ func GenerateSyn(ctx context.Context, gen Generator, tools []catalog.Tool, cfg S
 		jobs[i] = job{key: "syn/" + t.ID, do: func(ctx context.Context) Record {
 			accept := func(text string) error {
 				for _, q := range ParseQueries(text) {
-					if n := WordCount(q); n >= cfg.MinWords && n <= cfg.MaxWords {
+					if n := WordCount(q); n >= cfg.MinWords && n <= cfg.MaxWords && !CopiesExample(q, t) {
 						return nil
 					}
 				}
@@ -164,6 +166,9 @@ func AssembleSyn(tools []catalog.Tool, j *Journal, r retrieve.Retriever, cfg Syn
 				continue
 			case w > cfg.MaxWords:
 				st.DroppedTooLong++
+				continue
+			case CopiesExample(q, t):
+				st.DroppedCopiedExample++
 				continue
 			}
 			if keep, _ := dd.Add(q); !keep {
