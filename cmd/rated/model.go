@@ -50,7 +50,20 @@ func newModelCmd() *cobra.Command {
 				lib = encode.DefaultLibraryPath(assetsDir())
 			}
 			rt := encode.NewRuntime(lib)
-			m, err := encode.Open(args[0], encode.Options{Runtime: rt, Device: device, Threads: threads})
+			opts := encode.Options{Runtime: rt, Device: device, Threads: threads}
+			cfg, err := encode.LoadConfig(args[0])
+			if err != nil {
+				return err
+			}
+			if cfg.Kind == encode.KindCrossEncoder {
+				ce, err := encode.OpenCrossEncoder(args[0], opts)
+				if err != nil {
+					return err
+				}
+				defer ce.Close()
+				return describeCrossEncoder(cmd.OutOrStdout(), rt, ce, cfg, text)
+			}
+			m, err := encode.Open(args[0], opts)
 			if err != nil {
 				return err
 			}
@@ -61,7 +74,7 @@ func newModelCmd() *cobra.Command {
 	info.Flags().StringVar(&lib, "lib", "", "ONNX Runtime shared library (default <assets>/lib/libonnxruntime.so)")
 	info.Flags().StringVar(&device, "device", encode.DeviceCPU, "execution provider: cpu or cuda")
 	info.Flags().IntVar(&threads, "threads", 0, "ONNX Runtime intra-op threads (0: its default)")
-	info.Flags().StringVar(&text, "encode", "", "embed this text with both towers and print a summary")
+	info.Flags().StringVar(&text, "encode", "", "embed this text with both towers and print a summary (cross-encoder: score it against itself)")
 	cmd.AddCommand(list, info)
 	return cmd
 }
@@ -151,5 +164,20 @@ func describeModel(w io.Writer, rt *encode.Runtime, m *encode.Model, text string
 		}
 		fmt.Fprintf(w, "%s embedding of %q: norm %.6f, first values %.5f\n", t.Tower, text, math.Sqrt(n), v[:min(6, len(v))])
 	}
+	return nil
+}
+
+func describeCrossEncoder(w io.Writer, rt *encode.Runtime, ce *encode.CrossEncoder, c *encode.Config, text string) error {
+	fmt.Fprintf(w, "model:        %s (cross-encoder)\n", c.Name)
+	fmt.Fprintf(w, "onnxruntime:  %s (%s)\n", rt.Version(), rt.LibraryPath())
+	fmt.Fprintf(w, "files:        %s, %s; output %q, max_length %d\n", c.TowerModel(encode.TowerDoc), c.TowerTokenizer(encode.TowerDoc), c.Output, c.MaxLength)
+	if text == "" {
+		return nil
+	}
+	scores, err := ce.Score(text, []string{text})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "score(%q, itself): %.5f\n", text, scores[0])
 	return nil
 }
