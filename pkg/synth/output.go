@@ -118,7 +118,7 @@ Built {{date .I.StartedAt}} – {{date .I.FinishedAt}}.
 - Near-duplicates: a query is dropped when the Jaccard similarity of its word set (lower-cased runs of letters and digits) with an earlier kept query is above {{.I.Syn.DedupeThreshold}}.
 - Negatives per positive: {{.I.Syn.Negatives.Hard}} hard (best-ranked non-positive tools under the retriever, scanning {{.I.Syn.Negatives.Depth}}) + {{.I.Syn.Negatives.Random}} random (seed {{.I.Syn.NegativeSeed}}).
 - Splits by query text {{.I.Syn.SplitNames}} in fractions {{.I.Syn.SplitFractions}}, split seed {{.I.Syn.SplitSeed}}; generation seed {{.I.Syn.Seed}}.
-- Counts: {{.Syn.Stats.ToolsOK}} of {{.Syn.Stats.Tools}} tools generated ({{.Syn.Stats.ToolsFailed}} failed), {{.Syn.Stats.QueriesParsed}} queries parsed, {{.Syn.Stats.DroppedTooShort}} too short, {{.Syn.Stats.DroppedTooLong}} too long, {{.Syn.Stats.DroppedNearDup}} near-duplicates; {{.Syn.Stats.Queries}} queries, {{.Syn.Stats.PositivePairs}} positive and {{.Syn.Stats.NegativePairs}} negative pairs. Splits: {{.Syn.Stats.QueriesPerSplit}}.
+- Counts: {{.Syn.Stats.ToolsOK}} of {{.Syn.Stats.Tools}} tools generated ({{.Syn.Stats.ToolsFailed}} failed), {{.Syn.Stats.QueriesParsed}} queries parsed, {{.Syn.Stats.DroppedTooShort}} too short, {{.Syn.Stats.DroppedTooLong}} too long, {{.Syn.Stats.DroppedCopiedExample}} copied from the prompt's example, {{.Syn.Stats.DroppedNearDup}} near-duplicates; {{.Syn.Stats.Queries}} queries, {{.Syn.Stats.PositivePairs}} positive and {{.Syn.Stats.NegativePairs}} negative pairs. Splits: {{.Syn.Stats.QueriesPerSplit}}.
 
 Prompt (the tool's fields are filled in; the model continues the list after "1."):
 
@@ -128,7 +128,7 @@ Prompt (the tool's fields are filled in; the model continues the list after "1."
 ## EcoAgent-Real
 - Candidates: top {{.I.Real.TopK}} tools per query under {{.Real.Stats.Retriever}}; pairs scoring below {{.I.Real.MinRetrievalScore}} dropped (score distribution in stats.json).
 - Validator: the model above scores the functional match in [0, 1]; pairs at or above {{.I.Real.KeepScore}} are kept. Seed {{.I.Real.Seed}}.
-- Near-duplicate queries (Jaccard > {{.I.Real.DedupeThreshold}}) removed; splits {{.I.Real.SplitNames}} in fractions {{.I.Real.SplitFractions}}, split seed {{.I.Real.SplitSeed}}.
+- Near-duplicate queries (Jaccard > {{.I.Real.DedupeThreshold}}) removed; splits {{.I.Real.SplitNames}} (dev is the validation split) in fractions {{.I.Real.SplitFractions}}, split seed {{.I.Real.SplitSeed}}.
 - Counts: {{.Real.Stats.InputQueries}} input queries, {{.Real.Stats.CandidatePairs}} candidate pairs, {{.Real.Stats.DroppedLowScore}} below the retrieval threshold, {{.Real.Stats.ValidatedPairs}} validated ({{.Real.Stats.ValidationFailed}} failed), {{.Real.Stats.DroppedByValidator}} rejected by the validator; {{.Real.Stats.Queries}} queries and {{.Real.Stats.VerifiedPairs}} verified pairs. Splits: {{.Real.Stats.QueriesPerSplit}}.
 
 Validator prompt:
