@@ -82,7 +82,11 @@ func loadTokenizer(t testing.TB, modelDir string) *tokenizer.Tokenizer {
 
 func assemble(t testing.TB, art *Artifacts, modelDir string, examples []Example) *Batch {
 	t.Helper()
-	asm := &Assembler{Artifacts: art, Tokenizer: loadTokenizer(t, modelDir)}
+	cfg, err := encode.LoadConfig(modelDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asm := &Assembler{Artifacts: art, Tokenizer: loadTokenizer(t, modelDir), QueryPrefix: cfg.QueryPrefix, DocPrefix: cfg.DocPrefix}
 	b, err := asm.Assemble(examples)
 	if err != nil {
 		t.Fatal(err)

@@ -5,16 +5,23 @@ import (
 	"math"
 	"path/filepath"
 	"testing"
+
+	"github.com/rated-dev/rated/internal/testassets"
 )
 
 // TestStepZeroLossEqualsReferenceInfoNCE: the training graph's loss before any update equals
 // InfoNCE computed in Go from the inference model's embeddings (pkg/encode on the same folder).
 func TestStepZeroLossEqualsReferenceInfoNCE(t *testing.T) {
 	rt, ert := testRuntime(t)
-	model := minilm(t)
-	for _, name := range []string{"all-minilm-l6-v2-test", "all-minilm-l6-v2-test-dual"} {
-		t.Run(name, func(t *testing.T) {
-			art := testArtifacts(t, name)
+	cases := []struct{ artifacts, model string }{
+		{"all-minilm-l6-v2-test", "all-minilm-l6-v2"},      // mean pooling
+		{"all-minilm-l6-v2-test-dual", "all-minilm-l6-v2"}, // two towers
+		{"bge-small-en-v1.5-test", "bge-small-en-v1.5"},    // CLS pooling, query prefix
+	}
+	for _, c := range cases {
+		t.Run(c.artifacts, func(t *testing.T) {
+			model := testassets.Model(t, c.model)
+			art := testArtifacts(t, c.artifacts)
 			examples := fixedExamples[:art.Batch]
 			want := encodeLoss(t, ert, model, examples, art.Negatives, art.Tau)
 			s, err := rt.OpenSession(art, "", SessionOptions{Threads: 1})

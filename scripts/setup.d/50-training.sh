@@ -9,8 +9,9 @@
 #     returns non-NULL). Its only extra dependencies are libc/libstdc++; no dnnl needed on CPU.
 #  2. A Python venv $RATED_ASSETS/train-venv with onnxruntime-training-cpu 1.19.2 and onnx, used only
 #     by scripts/train/build_artifacts.py to build training artifacts (never at step time). No torch.
-#  3. Training artifacts for the tests: all-minilm-l6-v2 (shared encoder, B=4, N=1, seq 16) into
-#     $RATED_ASSETS/train/all-minilm-l6-v2-test/, when that model folder is installed (20-models.sh).
+#  3. Training artifacts for the tests, when the model folders are installed (20-models.sh), into
+#     $RATED_ASSETS/train/: all-minilm-l6-v2-test (shared, B=4, N=1, seq 16), all-minilm-l6-v2-test-dual
+#     (dual towers, B=2), bge-small-en-v1.5-test (shared, B=2, seq 32; CLS pooling, query prefix).
 #
 # Idempotent: each part is skipped when its stamp matches.
 set -euo pipefail
@@ -120,4 +121,9 @@ if [ -s "$minilm/model.onnx" ]; then
   build all-minilm-l6-v2-test-dual "$minilm" --batch 2 --negatives 1 --seq 16 --towers dual
 else
   echo "50-training: $minilm not installed (20-models.sh); no test artifacts built"
+fi
+bge=$assets/models/bge-small-en-v1.5
+if [ -s "$bge/model.onnx" ]; then
+  # CLS pooling and a query prefix: length 32 holds the prefix and a short query untruncated.
+  build bge-small-en-v1.5-test "$bge" --batch 2 --negatives 1 --seq 32 --towers shared
 fi
