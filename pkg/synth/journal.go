@@ -14,7 +14,8 @@ import (
 // Record is one finished request in the journal: the queries generated for one tool (Syn) or the
 // validator's verdict on one (query, tool) pair (Real), successful or failed.
 type Record struct {
-	// Key identifies the work item: "syn/<tool id>" or "real/<query id>/<tool id>".
+	// Key identifies the work item: "syn/n<queries asked>/<tool id>" or
+	// "real/<query id>/<tool id>".
 	Key string `json:"key"`
 	OK  bool   `json:"ok"`
 	// ToolID is the tool the item is about; QueryID and Query the real query (Real).

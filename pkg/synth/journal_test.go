@@ -207,7 +207,7 @@ func TestKillNineAndResume(t *testing.T) {
 		t.Fatalf("the child finished (%d records) before it was killed; the test proved nothing", nBefore)
 	}
 	f, _ := os.OpenFile(journal, os.O_APPEND|os.O_WRONLY, 0)
-	f.WriteString(`{"key":"syn/test/pkg/tool0`)
+	f.WriteString(`{"key":"syn/n3/test/pkg/tool0`)
 	f.Close()
 
 	second := child()
@@ -233,7 +233,7 @@ func TestKillNineAndResume(t *testing.T) {
 			t.Fatalf("duplicate record for %s", r.Key)
 		}
 		seen[r.Key] = true
-		name := strings.TrimPrefix(r.Key, "syn/test/pkg/")
+		name := strings.TrimPrefix(r.Key, "syn/n3/test/pkg/")
 		if !r.OK || len(r.Queries) != 3 || !strings.Contains(r.Queries[0], name) {
 			t.Fatalf("record %d (%s) is wrong: %+v", i+1, r.Key, r)
 		}
@@ -288,8 +288,8 @@ func TestRunCompletesWithFailures(t *testing.T) {
 		t.Fatalf("ok %d failed %d failures %+v", st.ToolsOK, st.ToolsFailed, st.Failures)
 	}
 	want := map[string][]string{
-		"syn/test/pkg/tool001": {FaultHTTP5xx, FaultHTTP5xx, FaultHTTP5xx},
-		"syn/test/pkg/tool002": {FaultFormat, FaultFormat, FaultFormat},
+		"syn/n3/test/pkg/tool001": {FaultHTTP5xx, FaultHTTP5xx, FaultHTTP5xx},
+		"syn/n3/test/pkg/tool002": {FaultFormat, FaultFormat, FaultFormat},
 	}
 	for _, f := range st.Failures {
 		if fmt.Sprint(f.Faults) != fmt.Sprint(want[f.Key]) {

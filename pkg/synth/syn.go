@@ -96,7 +96,7 @@ func GenerateSyn(ctx context.Context, gen Generator, tools []catalog.Tool, cfg S
 	for i := range tools {
 		t := tools[i]
 		seed := subSeed(cfg.Seed, t.ID)
-		jobs[i] = job{key: "syn/" + t.ID, do: func(ctx context.Context) Record {
+		jobs[i] = job{key: SynKey(cfg.QueriesPerTool, t.ID), do: func(ctx context.Context) Record {
 			accept := func(text string) error {
 				for _, q := range ParseQueries(text) {
 					if n := WordCount(q); n >= cfg.MinWords && n <= cfg.MaxWords && !CopiesExample(q, t) {
@@ -134,10 +134,11 @@ func AssembleSyn(tools []catalog.Tool, j *Journal, r retrieve.Retriever, cfg Syn
 	type pos struct{ text, tool string }
 	var kept []pos
 	for _, t := range tools {
-		rec, ok := j.Get("syn/" + t.ID)
+		key := SynKey(cfg.QueriesPerTool, t.ID)
+		rec, ok := j.Get(key)
 		if !ok {
 			st.ToolsFailed++
-			st.Failures = append(st.Failures, ToolFailure{Key: "syn/" + t.ID, Error: "no journal record (run interrupted?)"})
+			st.Failures = append(st.Failures, ToolFailure{Key: key, Error: "no journal record (run interrupted?)"})
 			continue
 		}
 		st.Attempts += rec.Attempts
@@ -224,6 +225,13 @@ func AssembleSyn(tools []catalog.Tool, j *Journal, r retrieve.Retriever, cfg Syn
 	st.Queries = len(b.Queries)
 	sort.Slice(st.Failures, func(a, c int) bool { return st.Failures[a].Key < st.Failures[c].Key })
 	return &SynResult{Bench: b, Negatives: negs, Stats: st}, nil
+}
+
+// SynKey is the journal key of a tool's generation request. It holds the number of queries asked
+// for, so a rerun with another --queries-per-tool asks again instead of reusing answers to a
+// different prompt.
+func SynKey(queriesPerTool int, toolID string) string {
+	return fmt.Sprintf("syn/n%d/%s", queriesPerTool, toolID)
 }
 
 // wordsBin names the 5-word histogram bin of a length ("5-9", "10-14", ...).
