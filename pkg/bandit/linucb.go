@@ -3,7 +3,7 @@ package bandit
 import (
 	"math"
 
-	"gonum.org/v1/gonum/floats"
+	"github.com/rated-dev/rated/internal/vecmath"
 )
 
 // LinUCBConfig configures DiscountedLinUCB.
@@ -116,7 +116,8 @@ func (p *DiscountedLinUCB) banditScore(tool int, prior float64) float64 {
 		}
 		return mean + p.cfg.Alpha*math.Sqrt(p.sumX2/p.cfg.Ridge)
 	}
-	return floats.Dot(a.theta, p.xt) + p.cfg.Alpha*math.Sqrt(floats.Dot(a.invA, p.x2))
+	mean, variance := vecmath.Dot2(a.theta, p.xt, a.invA, p.x2)
+	return mean + p.cfg.Alpha*math.Sqrt(variance)
 }
 
 // Scores fills out with the fused score of every candidate (exported for latency measurement
