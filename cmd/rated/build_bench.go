@@ -23,7 +23,7 @@ import (
 
 type buildBenchFlags struct {
 	catalog, out, config, realQueries, retriever, digestFile string
-	tools, perPlatform, queriesPerTool, realLimit, topK      int
+	tools, perPlatform, realLimit, topK                      int
 	platforms                                                []string
 	sampleSeed, splitSeed, negSeed                           uint64
 	seed                                                     int64

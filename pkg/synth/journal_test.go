@@ -263,7 +263,7 @@ func TestRunCompletesWithFailures(t *testing.T) {
 		ms := toolNameRE.FindAllStringSubmatch(req.Messages[0].Content, -1)
 		switch ms[len(ms)-1][1] {
 		case "tool001":
-			http.Error(w, "overloaded", 503)
+			http.Error(w, "overloaded", http.StatusServiceUnavailable)
 		case "tool002":
 			answer("Sorry, I cannot help with that:")(w, r)
 		default:

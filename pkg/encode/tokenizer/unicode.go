@@ -56,15 +56,6 @@ func isOther(r rune) bool { return inRanges(r, otherRanges[:]) }
 // isNonspacingMark reports Mn (Unicode 9), the marks that accent stripping removes.
 func isNonspacingMark(r rune) bool { return inRanges(r, nonspacingMarkRanges[:]) }
 
-// isPunctuation reports the BERT pre-tokenizer's punctuation: ASCII punctuation (which includes
-// symbols such as $ + < = > ^ ` | ~) or a Unicode 9 P* character.
-func isPunctuation(r rune) bool {
-	if r < 0x80 {
-		return asciiClass[r] == classPunct
-	}
-	return inRanges(r, punctuationRanges[:])
-}
-
 // isWhitespace reports Rust's char::is_whitespace (the White_Space property).
 func isWhitespace(r rune) bool {
 	if r < 0x80 {
