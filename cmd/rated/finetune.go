@@ -143,7 +143,7 @@ checkpoints/last unless --fresh.`,
 	f.IntVar(&valEvery, "val-every", 500, "validate every N steps (0: only before and after)")
 	f.IntVar(&valMax, "val-max-queries", 0, "cap on validation queries (0: all)")
 	f.IntVar(&ckEvery, "checkpoint-every", 100, "save checkpoints/last every N steps")
-	f.Float64Var(&maxLossRatio, "max-loss-ratio", 4, "stop when a loss exceeds this multiple of the first (negative: off)")
+	f.Float64Var(&maxLossRatio, "max-loss-ratio", 10, "stop when a loss exceeds this multiple of max(ln(candidates), mean of the last 50 losses) (negative: off)")
 	f.IntVar(&threads, "threads", 0, "ONNX Runtime intra-op threads (0: all cores)")
 	f.BoolVar(&fresh, "fresh", false, "discard OUT/checkpoints instead of resuming")
 	return cmd

@@ -31,6 +31,9 @@ type Example struct {
 	// NegativeIDs and Negatives are the hard negatives (at least the artifacts' N are used).
 	NegativeIDs []string
 	Negatives   []string
+	// Relevant holds every document relevant to the query (nil: only PositiveID); PlanBatches
+	// keeps them out of the query's in-batch negatives.
+	Relevant map[string]bool
 }
 
 // TextTokenizer turns texts into token rows of at most maxLen tokens, padded to the longest

@@ -62,7 +62,7 @@ func LoadExamples(b *bench.Bench, split, negativesPath string, n int, rng *rand.
 		}
 		var mined []string
 		for _, pos := range b.Relevant(split, q.ID) {
-			ex := Example{QueryID: q.ID, Query: q.Text, PositiveID: pos, Positive: retrieve.DocText(docs[pos])}
+			ex := Example{QueryID: q.ID, Query: q.Text, PositiveID: pos, Positive: retrieve.DocText(docs[pos]), Relevant: relevant}
 			chosen := map[string]bool{}
 			add := func(id string) bool {
 				if len(ex.NegativeIDs) >= n || relevant[id] || chosen[id] {
@@ -110,6 +110,68 @@ func LoadExamples(b *bench.Bench, split, negativesPath string, n int, rng *rand.
 		}
 	}
 	return out, src, nil
+}
+
+// PlanBatches splits the examples, taken in the given order, into batches of size with no false
+// in-batch negative: no document of a batch (positive or hard negative) is relevant to another
+// query of the batch unless it is that query's own positive column, and no two examples of a batch
+// share a query or a positive. An example that conflicts with the batch being filled waits for the
+// next one; what cannot fill a last batch is dropped. The result is deterministic in order.
+func PlanBatches(examples []Example, order []int, size int) [][]int {
+	var batches [][]int
+	pending := append([]int(nil), order...)
+	for len(pending) >= size {
+		var batch, rest []int
+		for i, idx := range pending {
+			if len(batch) == size {
+				rest = append(rest, pending[i:]...)
+				break
+			}
+			if conflicts(examples, batch, idx) {
+				rest = append(rest, idx)
+				continue
+			}
+			batch = append(batch, idx)
+		}
+		if len(batch) < size {
+			break
+		}
+		batches = append(batches, batch)
+		pending = rest
+	}
+	return batches
+}
+
+// conflicts reports whether example idx cannot join batch.
+func conflicts(examples []Example, batch []int, idx int) bool {
+	e := examples[idx]
+	for _, j := range batch {
+		o := examples[j]
+		if o.QueryID == e.QueryID || o.PositiveID == e.PositiveID {
+			return true
+		}
+		if isRelevant(o, e.PositiveID) || isRelevant(e, o.PositiveID) {
+			return true
+		}
+		for _, n := range e.NegativeIDs {
+			if isRelevant(o, n) {
+				return true
+			}
+		}
+		for _, n := range o.NegativeIDs {
+			if isRelevant(e, n) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isRelevant(e Example, docID string) bool {
+	if e.Relevant == nil {
+		return docID == e.PositiveID
+	}
+	return e.Relevant[docID]
 }
 
 func readNegatives(path string, docs map[string]bench.Doc) (map[[2]string][]string, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -56,8 +57,9 @@ type Config struct {
 	ValMaxQueries int
 	// CheckpointEvery saves checkpoints/last every so many steps (default 100).
 	CheckpointEvery int
-	// MaxLossRatio stops the run when a loss exceeds this multiple of the first step's loss
-	// (0: default 4; negative: off). NaN or infinite losses always stop it.
+	// MaxLossRatio stops the run when a loss exceeds this multiple of the larger of ln(candidate
+	// documents per query) and the mean of the last 50 losses (0: default 10; negative: off). NaN
+	// or infinite losses always stop it.
 	MaxLossRatio float64
 	// Threads is ONNX Runtime's intra-op thread count (0: all cores).
 	Threads int
@@ -136,7 +138,7 @@ func (c *Config) fill() error {
 		c.CheckpointEvery = 100
 	}
 	if c.MaxLossRatio == 0 {
-		c.MaxLossRatio = 4
+		c.MaxLossRatio = 10
 	}
 	if c.LR <= 0 {
 		return fmt.Errorf("finetune: learning rate %g must be positive", c.LR)
@@ -183,11 +185,18 @@ func (t *trainer) run() (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("finetune %s: %w", cfg.BenchDir, err)
 	}
-	perEpoch := len(examples) / art.Batch
-	if perEpoch == 0 {
-		return nil, fmt.Errorf("finetune: %d training pairs in split %s, fewer than one batch of %d", len(examples), cfg.TrainSplit, art.Batch)
+	// One plan per epoch: a PCG(seed, epoch) permutation cut into batches without false in-batch
+	// negatives. Steps index the concatenated plans, so a resumed run continues the same order.
+	var plan [][]int
+	for epoch := range cfg.Epochs {
+		order := rand.New(rand.NewPCG(cfg.Seed, uint64(epoch))).Perm(len(examples))
+		plan = append(plan, PlanBatches(examples, order, art.Batch)...)
 	}
-	total := perEpoch * cfg.Epochs
+	if len(plan) == 0 {
+		return nil, fmt.Errorf("finetune: %d training pairs in split %s do not make one batch of %d without false negatives", len(examples), cfg.TrainSplit, art.Batch)
+	}
+	perEpoch := len(plan) / cfg.Epochs
+	total := len(plan)
 	if cfg.MaxSteps > 0 && cfg.MaxSteps < total {
 		total = cfg.MaxSteps
 	}
@@ -229,7 +238,7 @@ func (t *trainer) run() (*State, error) {
 		return nil, fmt.Errorf("finetune: validation split %s has no queries (--val-split - turns validation off)", cfg.ValSplit)
 	}
 	sched := Schedule{Peak: cfg.LR, Warmup: cfg.Warmup, Total: total}
-	t.logf("finetune: %d pairs (%d negatives from file, %d BM25, %d random), batch %d, %d steps/epoch, %d steps, lr %g, warm-up %d, ONNX Runtime %s",
+	t.logf("finetune: %d pairs (%d negatives from file, %d BM25, %d random), batch %d, about %d steps/epoch, %d steps, lr %g, warm-up %d, ONNX Runtime %s",
 		len(examples), negSrc.File, negSrc.BM25, negSrc.Random, art.Batch, perEpoch, total, cfg.LR, cfg.Warmup, cfg.Runtime.Version())
 
 	if validate && t.st.Step == 0 && len(t.st.Val) == 0 {
@@ -251,19 +260,11 @@ func (t *trainer) run() (*State, error) {
 		return t.saveState(statePath)
 	}
 	loopStart := t.now()
-	var order []int
-	orderEpoch := -1
 	for t.st.Step < total {
 		step := t.st.Step
-		epoch := step / perEpoch
-		if epoch != orderEpoch {
-			order = rand.New(rand.NewPCG(cfg.Seed, uint64(epoch))).Perm(len(examples))
-			orderEpoch = epoch
-		}
-		off := (step % perEpoch) * art.Batch
 		batchEx := make([]Example, art.Batch)
-		for i := range batchEx {
-			batchEx[i] = examples[order[off+i]]
+		for i, idx := range plan[step] {
+			batchEx[i] = examples[idx]
 		}
 		b, err := asm.Assemble(batchEx)
 		if err != nil {
@@ -278,11 +279,11 @@ func (t *trainer) run() (*State, error) {
 		if err != nil {
 			return nil, err
 		}
-		if cfg.MaxLossRatio > 0 && len(t.st.Losses) > 0 && float64(loss) > cfg.MaxLossRatio*float64(t.st.Losses[0]) {
+		if ref := t.lossReference(); cfg.MaxLossRatio > 0 && float64(loss) > cfg.MaxLossRatio*ref {
 			if err := sess.Discard(); err != nil {
 				return nil, err
 			}
-			return &t.st, t.diverged(step, lr, fmt.Sprintf("loss %.4g exceeds %g x the first loss %.4g", loss, cfg.MaxLossRatio, t.st.Losses[0]))
+			return &t.st, t.diverged(step, lr, fmt.Sprintf("loss %.4g exceeds %g x %.4g (the larger of ln(candidates) and the mean of the last %d losses)", loss, cfg.MaxLossRatio, ref, lossWindow))
 		}
 		if err := sess.Apply(lr); err != nil {
 			return nil, err
@@ -342,6 +343,26 @@ func (t *trainer) run() (*State, error) {
 	}
 	t.logf("finetune: exported step %d into %s", chosen, cfg.OutDir)
 	return &t.st, nil
+}
+
+// lossWindow is how many recent losses the explosion check averages.
+const lossWindow = 50
+
+// lossReference is the scale an exploding loss is measured against: ln(number of candidate
+// documents per query), the loss of an uninformed encoder, or the mean of the last lossWindow
+// losses when that is larger. A loss many times above it means the weights have blown up; a hard
+// batch does not reach it (the loss is at most ln(candidates) + 2/τ).
+func (t *trainer) lossReference() float64 {
+	ref := math.Log(float64(t.art.Batch * (1 + t.art.Negatives)))
+	n := len(t.st.Losses)
+	if n == 0 {
+		return ref
+	}
+	var sum float64
+	for _, l := range t.st.Losses[max(0, n-lossWindow):] {
+		sum += float64(l)
+	}
+	return max(ref, sum/float64(min(n, lossWindow)))
 }
 
 func (t *trainer) diverged(step int, lr float64, what string) error {

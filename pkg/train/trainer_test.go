@@ -3,6 +3,7 @@ package train
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -39,6 +40,13 @@ func smallBench() *bench.Bench {
 		b.Queries = append(b.Queries, bench.Query{ID: id, Text: train[i]})
 		b.Splits["train"][id] = map[string]int{tl[0]: 1}
 	}
+	// Distractors: tools no query asks for, used as the hard negatives of negatives.jsonl.
+	for i, d := range []string{"Pizza: order food delivery", "Fitness: log workouts", "Recipes: cooking ideas",
+		"Music: play songs", "Photos: edit pictures", "Taxi: book a ride", "Dictionary: word definitions",
+		"Lottery: check numbers", "Pets: vet appointments", "Garden: plant care tips"} {
+		title, text, _ := strings.Cut(d, ": ")
+		b.Corpus = append(b.Corpus, bench.Doc{ID: fmt.Sprintf("x%d", i), Title: title, Text: text})
+	}
 	for _, q := range []string{"message the channel", "forecast for berlin", "open an issue in the repo", "set up a call next week"} {
 		id := "d" + dev[q]
 		b.Queries = append(b.Queries, bench.Query{ID: id, Text: q})
@@ -47,10 +55,21 @@ func smallBench() *bench.Bench {
 	return b
 }
 
+// runConfig trains on smallBench with negatives.jsonl giving train query i the distractor x<i>,
+// so no batch has a false negative and each epoch is two batches of four (two pairs dropped).
 func runConfig(t *testing.T, out string) Config {
 	rt, ert := testRuntime(t)
+	negs := filepath.Join(t.TempDir(), "negatives.jsonl")
+	var lines []string
+	for i, q := range smallBench().SplitQueries("train") {
+		pos := strings.TrimPrefix(q.ID, "t")
+		lines = append(lines, fmt.Sprintf(`{"query_id":%q,"positive":%q,"negatives":[{"tool_id":"x%d","kind":"hard"}]}`, q.ID, pos, i))
+	}
+	if err := os.WriteFile(negs, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return Config{Runtime: rt, EncodeRuntime: ert, Artifacts: testArtifacts(t, "all-minilm-l6-v2-test"), ModelDir: minilm(t),
-		OutDir: out, Bench: smallBench(), BenchDir: "smallBench", LR: 3e-5, Warmup: 2, Epochs: 3, Seed: 7,
+		OutDir: out, Bench: smallBench(), BenchDir: "smallBench", NegativesPath: negs, LR: 3e-5, Warmup: 2, Epochs: 3, Seed: 7,
 		ValEvery: 3, CheckpointEvery: 2, Threads: 1, Resume: true}
 }
 
@@ -116,6 +135,9 @@ func TestRunExportsValidatesAndResumes(t *testing.T) {
 	}
 	if st.Step != 6 || len(st.Losses) != 6 {
 		t.Fatalf("steps %d, losses %d, want 6", st.Step, len(st.Losses))
+	}
+	if st.Negatives != (NegativeSources{File: 10}) {
+		t.Errorf("negative sources %+v, want all 10 from negatives.jsonl", st.Negatives)
 	}
 	var valSteps []int
 	for _, v := range st.Val {
@@ -187,4 +209,38 @@ func TestRunStopsOnDivergence(t *testing.T) {
 		t.Errorf("checkpoint step %d, state step %d", s.CheckpointStep(), st.Step)
 	}
 	t.Logf("%v", runErr)
+}
+
+func TestPlanBatchesAvoidsFalseNegatives(t *testing.T) {
+	rel := func(ids ...string) map[string]bool {
+		m := map[string]bool{}
+		for _, id := range ids {
+			m[id] = true
+		}
+		return m
+	}
+	ex := []Example{
+		{QueryID: "q0", PositiveID: "A", NegativeIDs: []string{"B"}, Relevant: rel("A")},
+		{QueryID: "q1", PositiveID: "B", NegativeIDs: []string{"C"}, Relevant: rel("B")}, // e0's negative is its positive
+		{QueryID: "q2", PositiveID: "C", NegativeIDs: []string{"D"}, Relevant: rel("C")}, // e1's negative is its positive
+		{QueryID: "q3", PositiveID: "E", NegativeIDs: []string{"F"}, Relevant: rel("E")},
+		{QueryID: "q0", PositiveID: "G", NegativeIDs: []string{"H"}, Relevant: rel("A", "G")}, // same query as e0
+		{QueryID: "q5", PositiveID: "I", NegativeIDs: []string{"J"}},                          // Relevant nil: only I
+	}
+	cases := []struct {
+		order []int
+		size  int
+		want  string
+	}{
+		// Hand-traced: e1 waits for the second batch, e4 cannot join e0.
+		{[]int{0, 1, 2, 3, 4, 5}, 2, "[[0 2] [1 3] [4 5]]"},
+		{[]int{0, 4, 1, 3, 2, 5}, 2, "[[0 3] [4 1] [2 5]]"}, // e4 (same query) and e1 (e0's negative) wait
+		{[]int{0, 1, 2}, 3, "[]"},                           // e0 and e2 alone cannot fill a batch of 3
+		{[]int{3, 5, 0}, 3, "[[3 5 0]]"},
+	}
+	for _, c := range cases {
+		if got := fmt.Sprint(PlanBatches(ex, c.order, c.size)); got != c.want {
+			t.Errorf("order %v size %d: %s, want %s", c.order, c.size, got, c.want)
+		}
+	}
 }
