@@ -50,7 +50,7 @@ func (t *trainer) report(chosen int) string {
 	p("| seed | %d (data order per epoch: PCG(seed, epoch); random negatives: PCG(seed, \"nega\")) |", st.Seed)
 	p("| ONNX Runtime | %s (training API) |", st.Library)
 	if st.LoopSeconds > 0 && st.Step > 0 {
-		p("| time | %.1f s in steps, %.1f s in the loop (validation excluded) |", st.StepSeconds, st.LoopSeconds)
+		p("| time | %.1f s inside ONNX Runtime steps, %.1f s in the whole loop (validations and checkpoints included) |", st.StepSeconds, st.LoopSeconds)
 	}
 	p("")
 	p("## Loss")
