@@ -104,6 +104,7 @@ build() { # NAME MODEL_DIR ARGS...
   start=$(date +%s)
   mkdir -p "$assets/train"
   tmp=$(mktemp -d "$assets/train/.$name.XXXXXX")
+  chmod 0755 "$tmp"
   "$venv/bin/python" "$root/scripts/train/build_artifacts.py" --model "$model" --out "$tmp" "$@" >"$tmp.log" 2>&1 || {
     tail -20 "$tmp.log" >&2
     rm -rf "$tmp" "$tmp.log"
