@@ -44,7 +44,11 @@ OUT/qrels.<split>.trec, so trec_eval, pytrec_eval, ir_measures or ranx can recom
 			assets := encode.DefaultAssetsDir()
 			reg := evaloffline.NewLexicalRegistry()
 			// The ONNX Runtime library is loaded only when a dense: retriever is built.
-			if err := evaloffline.RegisterDense(reg, encode.NewRuntime(encode.DefaultLibraryPath(assets))); err != nil {
+			rt := encode.NewRuntime(encode.DefaultLibraryPath(assets))
+			if err := evaloffline.RegisterDense(reg, rt); err != nil {
+				return err
+			}
+			if err := evaloffline.RegisterRATED(reg, rt); err != nil {
 				return err
 			}
 			// Register other retrievers here (rerankers, RATED variants).

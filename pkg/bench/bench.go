@@ -301,3 +301,24 @@ func DocsFromTools(tools []catalog.Tool) []Doc {
 	}
 	return docs
 }
+
+// CorpusTools returns one catalog record per corpus document, in corpus order: the benchmark's
+// catalog.jsonl record when it has one for the document, else a record built from the corpus
+// fields alone (name = title, description = text, platform "other"). Priors are cleared so the
+// caller recomputes them under its own weights.
+func (b *Bench) CorpusTools() []catalog.Tool {
+	byID := make(map[string]catalog.Tool, len(b.Tools))
+	for _, t := range b.Tools {
+		byID[t.ID] = t
+	}
+	tools := make([]catalog.Tool, len(b.Corpus))
+	for i, d := range b.Corpus {
+		t, ok := byID[d.ID]
+		if !ok {
+			t = catalog.Tool{ID: d.ID, Name: d.Title, Description: d.Text, Platform: "other"}
+		}
+		t.Prior = nil
+		tools[i] = t
+	}
+	return tools
+}

@@ -142,19 +142,7 @@ func toolPriors(b *bench.Bench, cfg catalog.PriorConfig, sim catalog.Similarity)
 	if len(b.Corpus) == 0 {
 		return nil, "", fmt.Errorf("benchmark has an empty corpus")
 	}
-	byID := map[string]catalog.Tool{}
-	for _, t := range b.Tools {
-		byID[t.ID] = t
-	}
-	tools := make([]catalog.Tool, len(b.Corpus))
-	for i, d := range b.Corpus {
-		t, ok := byID[d.ID]
-		if !ok {
-			t = catalog.Tool{ID: d.ID, Name: d.Title, Description: d.Text, Platform: "other"}
-		}
-		t.Prior = nil // recomputed under this run's prior weights
-		tools[i] = t
-	}
+	tools := b.CorpusTools()
 	if err := catalog.ComputePriors(tools, cfg, sim); err != nil {
 		return nil, "", err
 	}

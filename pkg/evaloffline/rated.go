@@ -1,0 +1,108 @@
+package evaloffline
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/rated-dev/rated/pkg/bandit"
+	"github.com/rated-dev/rated/pkg/catalog"
+	"github.com/rated-dev/rated/pkg/encode"
+	"github.com/rated-dev/rated/pkg/retrieve"
+)
+
+// RATEDOffline is RATED's ranking before any execution feedback: the dense top-K reordered by
+// the fused score, the rest in dense order. Offline there is no feedback, so the variants differ
+// only through the prior: at cold start S_bandit of RATED (Full) and of RATED (w/ Global MAB) is
+// the tool's prior plus an exploration bonus that is the same for every tool, giving
+// w₁·S_sem + (w₂+w₃)·r_static; RATED (w/o Feedback) is w₁·S_sem + w₃·r_static.
+type RATEDOffline struct {
+	dense       retrieve.Retriever
+	name        string
+	k           int
+	semWeight   float64
+	priorWeight float64
+	priors      map[string]float64
+}
+
+// Name implements retrieve.Retriever.
+func (r *RATEDOffline) Name() string { return r.name }
+
+// Search implements retrieve.Retriever.
+func (r *RATEDOffline) Search(query string, k int) ([]retrieve.Candidate, error) {
+	cands, err := r.dense.Search(query, max(k, r.k))
+	if err != nil {
+		return nil, err
+	}
+	head := min(r.k, len(cands))
+	for i := range cands[:head] {
+		c := &cands[i]
+		c.Score = r.semWeight*c.Score + r.priorWeight*r.priors[c.ID]
+	}
+	sort.SliceStable(cands[:head], func(i, j int) bool { return cands[i].Score > cands[j].Score })
+	// Below the reranked head, keep dense order with scores lowered so the TREC run stays sorted.
+	for i := head; i < len(cands); i++ {
+		cands[i].Score = cands[head-1].Score - float64(i-head+1)
+	}
+	if len(cands) > k {
+		cands = cands[:k]
+	}
+	return cands, nil
+}
+
+// RegisterRATED adds the families "rated-full:MODEL" (also standing for w/ Global MAB offline)
+// and "rated-nofb:MODEL": RATEDOffline over the dense retriever of MODEL, with the paper's top-K
+// (10), fusion weights (0.75/0.15/0.10) and prior weights (0.5/0.3/0.2, name–description
+// consistency under the same encoder).
+func RegisterRATED(reg *Registry, rt *encode.Runtime) error {
+	w := bandit.FusionWeights{Semantic: 0.75, Bandit: 0.15, Prior: 0.10}
+	variants := []struct {
+		family, label, help string
+		prior               float64
+	}{
+		{"rated-full:", "RATED (Full; = w/ Global MAB offline)", "RATED at cold start over a dense model: w1·S_sem + (w2+w3)·prior on the top-10", w.Bandit + w.Prior},
+		{"rated-nofb:", "RATED (w/o Feedback)", "RATED without feedback over a dense model: w1·S_sem + w3·prior on the top-10", w.Prior},
+	}
+	for _, v := range variants {
+		v := v
+		err := reg.Register(v.family, v.help, func(env Env, arg string) (retrieve.Retriever, error) {
+			dir, err := ModelDir(env.Assets, arg)
+			if err != nil {
+				return nil, err
+			}
+			model, err := encode.Open(dir, encode.Options{Runtime: rt, CacheDir: encode.DefaultCacheDir(env.Assets)})
+			if err != nil {
+				return nil, err
+			}
+			d, err := retrieve.NewDense(model, env.Bench.Corpus, retrieve.DenseOptions{Progress: env.Progress})
+			if err != nil {
+				model.Close()
+				return nil, err
+			}
+			tools := env.Bench.CorpusTools()
+			if err := catalog.ComputePriors(tools, catalog.PaperPriorConfig(), retrieve.EncoderSimilarity{Encoder: model}); err != nil {
+				model.Close()
+				return nil, fmt.Errorf("%s%s: prior: %w", v.family, arg, err)
+			}
+			priors := make(map[string]float64, len(tools))
+			for _, t := range tools {
+				priors[t.ID] = t.Prior.Value
+			}
+			r := &RATEDOffline{dense: d, name: fmt.Sprintf("%s %s", v.label, arg), k: 10,
+				semWeight: w.Semantic, priorWeight: v.prior, priors: priors}
+			return closingRATED{r, model}, nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// closingRATED closes the encoder behind a RATEDOffline after its evaluation.
+type closingRATED struct {
+	*RATEDOffline
+	model *encode.Model
+}
+
+// Close releases the encoder's ONNX Runtime sessions.
+func (c closingRATED) Close() error { return c.model.Close() }
