@@ -1,7 +1,7 @@
 # The two commands of the README: `make demo` (main job on the embedded default) and `make test`.
 GO ?= go
 
-.PHONY: demo test test-short setup vet bench
+.PHONY: demo test test-short setup vet bench reproduce
 
 # The main job on the embedded default benchmark, set-up included: installs the ONNX Runtime
 # library and the encoders (dense retrieval; skipped when already there), then writes Table 2.
@@ -27,3 +27,9 @@ vet:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
+
+# Regenerates Tables 1-3 on the embedded default and compares every cell with
+# pkg/reproduce/expected/default.json ([OK] or the difference per cell).
+reproduce:
+	bash scripts/setup onnxruntime models
+	$(GO) run ./cmd/rated reproduce --out runs/reproduce
