@@ -17,6 +17,7 @@ func LoadEncodeTokenizer(path string) (encode.Tokenizer, error) {
 
 type encodeTokenizer struct{ tok *tokenizer.Tokenizer }
 
+// EncodeBatch implements encode.Tokenizer.
 func (e encodeTokenizer) EncodeBatch(texts []string, maxLen int) (encode.TokenBatch, error) {
 	b := e.tok.EncodeBatch(texts, maxLen)
 	return encode.TokenBatch{InputIDs: b.InputIDs, AttentionMask: b.AttentionMask, TokenTypeIDs: b.TokenTypeIDs,
