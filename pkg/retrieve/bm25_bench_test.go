@@ -78,7 +78,7 @@ func BenchmarkBM25SearchOne(b *testing.B) {
 }
 
 // TestWriteBM25SpeedData writes the benchmark data as JSON to $RATED_BM25_SPEED_DATA, for
-// testdata/bm25_speed.py (the rank-bm25 side of docs/BENCHMARKS-offline.md); skipped otherwise.
+// testdata/bm25_speed.py (the rank-bm25 side of docs/BENCHMARKS.md, offline section); skipped otherwise.
 func TestWriteBM25SpeedData(t *testing.T) {
 	path := os.Getenv("RATED_BM25_SPEED_DATA")
 	if path == "" {

@@ -203,7 +203,7 @@ func (m *Dense) SearchBatch(queries []string, k int) ([][]Candidate, error) {
 // GOMAXPROCS workers, each scoring its queries with Sgemv into its own buffer: on this corpus
 // shape (N×384, N ≈ 5,000) that measured faster per query than one Sgemm over the query block
 // (gonum's float32 Gemm is pure Go, its Gemv uses the assembly dot product), see
-// docs/BENCHMARKS-encode.md.
+// docs/BENCHMARKS.md (encoders).
 func (m *Dense) SearchVectors(qs [][]float32, k int) ([][]Candidate, error) {
 	n := len(m.ids)
 	out := make([][]Candidate, len(qs))
