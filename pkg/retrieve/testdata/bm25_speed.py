@@ -1,4 +1,4 @@
-"""Times rank-bm25's BM25Okapi on the data of TestWriteBM25SpeedData (docs/BENCHMARKS-offline.md).
+"""Times rank-bm25's BM25Okapi on the data of TestWriteBM25SpeedData (docs/BENCHMARKS.md, offline section).
 
 usage: bm25_speed.py DATA.json [NQUERIES]
 Prints the index time and the per-query time of get_scores plus a top-100 argsort.
