@@ -12,9 +12,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -231,8 +233,8 @@ func (b *Bench) Write(dir string) error {
 	for split, q := range b.Splits {
 		if err := atomicfile.Write(filepath.Join(dir, "qrels", split+".tsv"), func(w io.Writer) error {
 			fmt.Fprintln(w, "query-id\tcorpus-id\tscore")
-			for _, qid := range sortedKeys(q) {
-				for _, did := range sortedKeys(q[qid]) {
+			for _, qid := range slices.Sorted(maps.Keys(q)) {
+				for _, did := range slices.Sorted(maps.Keys(q[qid])) {
 					fmt.Fprintf(w, "%s\t%s\t%d\n", qid, did, q[qid][did])
 				}
 			}
@@ -258,15 +260,6 @@ func writeJSONL(p string, n int, item func(int) any) error {
 		}
 		return nil
 	})
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // SplitQueries returns the queries that have qrels in split, in queries.jsonl order.

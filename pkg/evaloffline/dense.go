@@ -17,24 +17,34 @@ import (
 // <assets>/cache/embeddings, so a catalog is encoded once.
 func RegisterDense(reg *Registry, rt *encode.Runtime) error {
 	return reg.Register("dense:", "dense bi-encoder: a model folder or a name under $RATED_ASSETS/models", func(env Env, arg string) (retrieve.Retriever, error) {
-		dir, err := ModelDir(env.Assets, arg)
+		d, model, err := openDense(env, rt, arg)
 		if err != nil {
-			return nil, err
-		}
-		model, err := encode.Open(dir, encode.Options{Runtime: rt, CacheDir: encode.DefaultCacheDir(env.Assets)})
-		if err != nil {
-			return nil, err
-		}
-		if env.Log != nil {
-			fmt.Fprintf(env.Log, "eval offline: encoding %d tools with %s\n", len(env.Bench.Corpus), dir)
-		}
-		d, err := retrieve.NewDense(model, env.Bench.Corpus, retrieve.DenseOptions{Progress: env.Progress})
-		if err != nil {
-			model.Close()
 			return nil, err
 		}
 		return closingRetriever{d, model}, nil
 	})
+}
+
+// openDense opens the model folder named by arg and embeds env.Bench.Corpus with it. The caller
+// closes the model.
+func openDense(env Env, rt *encode.Runtime, arg string) (*retrieve.Dense, *encode.Model, error) {
+	dir, err := ModelDir(env.Assets, arg)
+	if err != nil {
+		return nil, nil, err
+	}
+	model, err := encode.Open(dir, encode.Options{Runtime: rt, CacheDir: encode.DefaultCacheDir(env.Assets)})
+	if err != nil {
+		return nil, nil, err
+	}
+	if env.Log != nil {
+		fmt.Fprintf(env.Log, "eval offline: encoding %d tools with %s\n", len(env.Bench.Corpus), dir)
+	}
+	d, err := retrieve.NewDense(model, env.Bench.Corpus, retrieve.DenseOptions{Progress: env.Progress})
+	if err != nil {
+		model.Close()
+		return nil, nil, err
+	}
+	return d, model, nil
 }
 
 // ModelDir resolves a model argument: an existing folder as given, else <assets>/models/<name>.

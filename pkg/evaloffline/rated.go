@@ -65,17 +65,8 @@ func RegisterRATED(reg *Registry, rt *encode.Runtime) error {
 	for _, v := range variants {
 		v := v
 		err := reg.Register(v.family, v.help, func(env Env, arg string) (retrieve.Retriever, error) {
-			dir, err := ModelDir(env.Assets, arg)
+			d, model, err := openDense(env, rt, arg)
 			if err != nil {
-				return nil, err
-			}
-			model, err := encode.Open(dir, encode.Options{Runtime: rt, CacheDir: encode.DefaultCacheDir(env.Assets)})
-			if err != nil {
-				return nil, err
-			}
-			d, err := retrieve.NewDense(model, env.Bench.Corpus, retrieve.DenseOptions{Progress: env.Progress})
-			if err != nil {
-				model.Close()
 				return nil, err
 			}
 			tools := env.Bench.CorpusTools()

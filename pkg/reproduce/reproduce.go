@@ -9,9 +9,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -153,8 +154,8 @@ func Compare(name string, exp ExpectedTable, got *report.Table) []Line {
 		cells = Cells(got)
 	}
 	var out []Line
-	for _, row := range sortedKeys(exp.Rows) {
-		for _, col := range sortedKeys(exp.Rows[row]) {
+	for _, row := range slices.Sorted(maps.Keys(exp.Rows)) {
+		for _, col := range slices.Sorted(maps.Keys(exp.Rows[row])) {
 			want := exp.Rows[row][col]
 			l := Line{Table: name, Row: row, Column: col, Expected: want, Diff: math.NaN()}
 			have, ok := cells[row][col]
@@ -203,13 +204,4 @@ func Summarize(w io.Writer, lines []Line) bool {
 	}
 	fmt.Fprintf(w, "reproduce: %d OK, %d FAIL, %d MISSING, %d INFO\n", counts[OK], counts[Fail], counts[Missing], counts[Info])
 	return counts[Fail] == 0 && counts[Missing] == 0
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
