@@ -41,7 +41,7 @@ type RunResult struct {
 
 // RunGrid runs the grid on workers goroutines. Each seed fixes one stream and one schedule per
 // scenario shared by all policies, so policies are compared on identical conditions. progress,
-// if not nil, is called after each finished run.
+// if not nil, is called after each finished run, never concurrently.
 func RunGrid(ctx context.Context, w *World, g GridSpec, workers int, progress func()) ([]RunResult, error) {
 	type job struct{ sc, pol, seed int }
 	type prepared struct {
@@ -76,10 +76,10 @@ func RunGrid(ctx context.Context, w *World, g GridSpec, workers int, progress fu
 					firstErr = err
 				}
 				results[index(j)] = r
-				mu.Unlock()
 				if progress != nil {
-					progress()
+					progress() // under mu: callers may count without locking
 				}
+				mu.Unlock()
 			}
 		}()
 	}
