@@ -28,6 +28,12 @@ type LLMConfig struct {
 	Retries       int     `yaml:"retries"`
 	BackoffMS     int     `yaml:"backoff_ms"`
 	ReadyTimeoutS int     `yaml:"ready_timeout_s"`
+	// Retriever is build-bench's retriever for hard negatives and Real candidates: auto (dense
+	// with the first installed encoder, else BM25), bm25, dense or dense:<model>; empty = auto.
+	Retriever string `yaml:"retriever"`
+	// MinRetrievalCosine is the Real threshold used with a dense retriever when
+	// --min-retrieval-score is not given (unset: the paper's 0.7). BM25 always defaults to 0.
+	MinRetrievalCosine *float64 `yaml:"min_retrieval_cosine"`
 	// Keys only the scripts read are kept here so a typo in any key is caught.
 	OllamaModule   string `yaml:"ollama_module"`
 	OllamaVersion  string `yaml:"ollama_version"`

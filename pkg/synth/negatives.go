@@ -40,15 +40,13 @@ type NegativeConfig struct {
 }
 
 // MineNegatives picks the negatives of one positive pair. Hard negatives are the best-ranked
-// tools under r for the query text that are not among the query's positives; random negatives are
+// tools under r for the query text that are not among the query's positives (with a dense
+// retriever: the highest cosine similarity); random negatives are
 // drawn uniformly from the remaining tools (neither positive nor already chosen), with rng.
 // toolIDs is the whole corpus in corpus order. When the corpus is too small, fewer negatives are
 // returned.
 func MineNegatives(r retrieve.Retriever, query string, positives map[string]bool, toolIDs []string, cfg NegativeConfig, rng *rand.Rand) ([]Negative, error) {
-	depth := cfg.Depth
-	if depth <= 0 {
-		depth = 50
-	}
+	depth := negativeDepth(cfg)
 	chosen := map[string]bool{}
 	var out []Negative
 	if cfg.Hard > 0 {
@@ -80,6 +78,14 @@ func MineNegatives(r retrieve.Retriever, query string, positives map[string]bool
 		pool = pool[:len(pool)-1]
 	}
 	return out, nil
+}
+
+// negativeDepth is cfg.Depth, or 50 when unset.
+func negativeDepth(cfg NegativeConfig) int {
+	if cfg.Depth <= 0 {
+		return 50
+	}
+	return cfg.Depth
 }
 
 // SplitByText assigns each distinct text to a split so that no text is in two splits: the texts

@@ -23,18 +23,24 @@ type RunInfo struct {
 	CatalogPath string    `json:"catalog"`
 	CatalogSize int       `json:"catalog_tools"`
 	// ToolsUsed is the number of tools after --tools / --platforms sampling.
-	ToolsUsed    int         `json:"tools_used"`
-	SampleSeed   uint64      `json:"sample_seed"`
-	RealQueries  string      `json:"real_queries,omitempty"`
-	Model        string      `json:"model"`
-	BaseURL      string      `json:"base_url"`
-	ModelDigest  string      `json:"model_digest"`
-	DigestSource string      `json:"model_digest_source"`
-	Temperature  float64     `json:"temperature"`
-	MaxTokens    int         `json:"max_tokens"`
-	Retriever    string      `json:"retriever"`
-	Syn          *SynConfig  `json:"syn_config,omitempty"`
-	Real         *RealConfig `json:"real_config,omitempty"`
+	ToolsUsed    int     `json:"tools_used"`
+	SampleSeed   uint64  `json:"sample_seed"`
+	RealQueries  string  `json:"real_queries,omitempty"`
+	Model        string  `json:"model"`
+	BaseURL      string  `json:"base_url"`
+	ModelDigest  string  `json:"model_digest"`
+	DigestSource string  `json:"model_digest_source"`
+	Temperature  float64 `json:"temperature"`
+	MaxTokens    int     `json:"max_tokens"`
+	// Retriever is the retriever used for hard negatives and Real candidates ("BM25" or
+	// "dense:<model>"); RetrieverRequested what was asked for (auto, bm25, dense:<model>);
+	// RetrieverChoice why auto chose it; RetrieverModelDir the encoder's model folder.
+	Retriever          string      `json:"retriever"`
+	RetrieverRequested string      `json:"retriever_requested,omitempty"`
+	RetrieverChoice    string      `json:"retriever_choice,omitempty"`
+	RetrieverModelDir  string      `json:"retriever_model_dir,omitempty"`
+	Syn                *SynConfig  `json:"syn_config,omitempty"`
+	Real               *RealConfig `json:"real_config,omitempty"`
 }
 
 // Output is everything `rated build-bench` writes.
@@ -111,7 +117,7 @@ Built {{date .I.StartedAt}} – {{date .I.FinishedAt}}.
 - Served model: ` + "`{{.I.Model}}`" + ` at {{.I.BaseURL}} (OpenAI-compatible chat completions).
 - Weights digest (sha256 of the GGUF): ` + "`{{.I.ModelDigest}}`" + ` ({{.I.DigestSource}}).
 - Sampling: temperature {{.I.Temperature}}, max tokens {{.I.MaxTokens}}; each request's seed is derived from the run seed and the item's key, attempt i uses seed+i.
-- Retriever for hard negatives{{if .Real}} and Real candidates{{end}}: {{.I.Retriever}}.
+- Retriever for hard negatives{{if .Real}} and Real candidates{{end}}: {{.I.Retriever}}{{if .I.RetrieverModelDir}} (model folder ` + "`{{.I.RetrieverModelDir}}`" + `){{end}}{{if .I.RetrieverRequested}}; requested ` + "`{{.I.RetrieverRequested}}`" + `{{end}}{{if .I.RetrieverChoice}}: {{.I.RetrieverChoice}}{{end}}.
 {{if .Syn}}
 ## EcoAgent-Syn
 - Queries per tool asked: {{.I.Syn.QueriesPerTool}}; kept lengths {{.I.Syn.MinWords}}–{{.I.Syn.MaxWords}} words (whitespace-separated).
@@ -126,7 +132,7 @@ Prompt (the tool's fields are filled in; the model continues the list after "1."
 {{end}}
 {{- if .Real}}
 ## EcoAgent-Real
-- Candidates: top {{.I.Real.TopK}} tools per query under {{.Real.Stats.Retriever}}; pairs scoring below {{.I.Real.MinRetrievalScore}} dropped (score distribution in stats.json).
+- Candidates: top {{.I.Real.TopK}} tools per query under {{.Real.Stats.Retriever}} (scores: {{.Real.Stats.RetrievalScoreScale}}); pairs scoring below {{.I.Real.MinRetrievalScore}} dropped{{if eq .Real.Stats.RetrievalScoreScale "cosine"}} (the paper: cosine 0.7 with GTE-Large){{else}} (0 keeps every candidate: BM25 scores have no fixed scale){{end}}. Top-{{.I.Real.TopK}} scores: median {{printf "%.3f" (index .Real.Stats.RetrievalScores.Quant "p50")}}, p10 {{printf "%.3f" (index .Real.Stats.RetrievalScores.Quant "p10")}}, p90 {{printf "%.3f" (index .Real.Stats.RetrievalScores.Quant "p90")}} (histogram and the pairs each threshold step removes in stats.json).
 - Validator: the model above scores the functional match in [0, 1]; pairs at or above {{.I.Real.KeepScore}} are kept. Seed {{.I.Real.Seed}}.
 - Near-duplicate queries (Jaccard > {{.I.Real.DedupeThreshold}}) removed; splits {{.I.Real.SplitNames}} (dev is the validation split) in fractions {{.I.Real.SplitFractions}}, split seed {{.I.Real.SplitSeed}}.
 - Counts: {{.Real.Stats.InputQueries}} input queries, {{.Real.Stats.CandidatePairs}} candidate pairs, {{.Real.Stats.DroppedLowScore}} below the retrieval threshold, {{.Real.Stats.ValidatedPairs}} validated ({{.Real.Stats.ValidationFailed}} failed), {{.Real.Stats.DroppedByValidator}} rejected by the validator; {{.Real.Stats.Queries}} queries and {{.Real.Stats.VerifiedPairs}} verified pairs. Splits: {{.Real.Stats.QueriesPerSplit}}.

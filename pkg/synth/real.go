@@ -72,7 +72,8 @@ type RealConfig struct {
 	// TopK candidates per query from the retriever (the paper: 5).
 	TopK int
 	// MinRetrievalScore drops candidate pairs scoring below it under the retriever (the paper:
-	// cosine 0.7 with GTE-Large; BM25 scores are unbounded, so the value depends on the retriever).
+	// cosine 0.7 with GTE-Large; BM25 scores are unbounded, so the value depends on the retriever:
+	// DefaultMinRetrievalScore gives 0.7 for a dense retriever and 0 for BM25).
 	MinRetrievalScore float64
 	// KeepScore keeps pairs whose validator score is at least it (the paper: 0.85).
 	KeepScore float64
@@ -86,7 +87,8 @@ type RealConfig struct {
 }
 
 // DefaultRealConfig returns the paper's settings, with the retrieval threshold at 0 (keep all
-// top-5 candidates) because the default retriever, BM25, has no fixed score scale.
+// top-5 candidates), the right value for BM25, which has no fixed score scale; a caller with a
+// dense retriever sets it to DefaultMinRetrievalScore (the paper's cosine 0.7).
 func DefaultRealConfig() RealConfig {
 	return RealConfig{
 		TopK: 5, MinRetrievalScore: 0, KeepScore: 0.85, DedupeThreshold: 0.7,
@@ -117,10 +119,19 @@ type RealStats struct {
 	QueriesPerSplit    map[string]int `json:"queries_per_split"`
 	WordsHistogram     map[string]int `json:"words_histogram"`
 	Retriever          string         `json:"retriever"`
-	RetrievalScores    Distribution   `json:"retrieval_score_distribution"`
-	ValidatorScores    Distribution   `json:"validator_score_distribution"`
-	Faults             map[string]int `json:"faults_by_class"`
-	Failures           []ToolFailure  `json:"failures,omitempty"`
+	// RetrievalScoreScale is "cosine" for a dense retriever (scores in [-1, 1]) or "unscaled"
+	// (BM25); MinRetrievalScore is the threshold applied.
+	RetrievalScoreScale string  `json:"retrieval_score_scale"`
+	MinRetrievalScore   float64 `json:"min_retrieval_score"`
+	// RetrievalScores is the distribution of the scores of all top-k candidates (before the
+	// threshold), Top1RetrievalScores that of each query's best candidate.
+	RetrievalScores     Distribution `json:"retrieval_score_distribution"`
+	Top1RetrievalScores Distribution `json:"top1_retrieval_score_distribution"`
+	// ThresholdSweep says how many candidate pairs each threshold step would remove.
+	ThresholdSweep  []ThresholdStep `json:"retrieval_threshold_sweep"`
+	ValidatorScores Distribution    `json:"validator_score_distribution"`
+	Faults          map[string]int  `json:"faults_by_class"`
+	Failures        []ToolFailure   `json:"failures,omitempty"`
 }
 
 // Distribution summarises a sample of scores.
@@ -133,7 +144,7 @@ type Distribution struct {
 	Counts map[string]int     `json:"histogram,omitempty"`
 }
 
-// Describe summarises xs: min, max, mean, the quantiles p10, p25, p50, p75, p90 (linear
+// Describe summarises xs: min, max, mean, the quantiles p5, p10, p25, p50, p75, p90, p95 (linear
 // interpolation between order statistics, as numpy.quantile's default) and, when bins > 0, a
 // histogram of bins equal-width bins over [lo, hi] (values outside are clamped into the end bins).
 func Describe(xs []float64, bins int, lo, hi float64) Distribution {
@@ -149,7 +160,7 @@ func Describe(xs []float64, bins int, lo, hi float64) Distribution {
 		sum += x
 	}
 	d.Mean = sum / float64(len(s))
-	for _, q := range []float64{0.1, 0.25, 0.5, 0.75, 0.9} {
+	for _, q := range []float64{0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95} {
 		d.Quant["p"+strconv.Itoa(int(math.Round(q*100)))] = quantile(s, q)
 	}
 	if bins > 0 && hi > lo {
@@ -181,8 +192,18 @@ func quantile(sorted []float64, q float64) float64 {
 }
 
 // RealCandidates retrieves the top-k tools of every query under r (which must index
-// bench.DocsFromTools(tools)), in query order then rank order.
+// bench.DocsFromTools(tools)), in query order then rank order, with the retriever's scores
+// (cosines for a dense retriever).
+// A retriever that searches in batches (retrieve.Dense) embeds all queries in one call.
 func RealCandidates(r retrieve.Retriever, queries []RealQuery, tools []catalog.Tool, k int) ([]RealPair, error) {
+	texts := make([]string, len(queries))
+	for i, q := range queries {
+		texts[i] = q.Text
+	}
+	r, err := prefetch(r, texts, k)
+	if err != nil {
+		return nil, err
+	}
 	var out []RealPair
 	for _, q := range queries {
 		cands, err := r.Search(q.Text, k)
@@ -251,12 +272,14 @@ type RealResult struct {
 // KeepScore are kept, near-duplicate queries are removed (first in input order wins), and the
 // queries are split by text.
 func AssembleReal(tools []catalog.Tool, queries []RealQuery, pairs []RealPair, j *Journal, retrieverName string, cfg RealConfig) (*RealResult, error) {
+	rep := ReportRetrieval(len(queries), pairs, retrieverName, cfg.MinRetrievalScore)
 	st := RealStats{InputQueries: len(queries), CandidatePairs: len(pairs), Retriever: retrieverName,
+		RetrievalScoreScale: rep.Scale, MinRetrievalScore: cfg.MinRetrievalScore,
+		RetrievalScores: rep.Scores, Top1RetrievalScores: rep.Top1Scores, ThresholdSweep: rep.Sweep,
 		QueriesPerSplit: map[string]int{}, WordsHistogram: map[string]int{}, Faults: map[string]int{}}
-	var retrievalScores, validatorScores []float64
+	var validatorScores []float64
 	keptTools := map[string][]string{} // query id -> kept tool ids, rank order
 	for _, p := range pairs {
-		retrievalScores = append(retrievalScores, p.RetrievalScore)
 		if p.RetrievalScore < cfg.MinRetrievalScore {
 			st.DroppedLowScore++
 			continue
@@ -285,7 +308,6 @@ func AssembleReal(tools []catalog.Tool, queries []RealQuery, pairs []RealPair, j
 		st.KeptPairsRaw++
 		keptTools[p.Query.ID] = append(keptTools[p.Query.ID], p.ToolID)
 	}
-	st.RetrievalScores = Describe(retrievalScores, 10, minOf(retrievalScores), maxOf(retrievalScores))
 	st.ValidatorScores = Describe(validatorScores, 10, 0, 1)
 	dd, err := NewDeduper(cfg.DedupeThreshold)
 	if err != nil {

@@ -77,6 +77,9 @@ type SynStats struct {
 	Faults    map[string]int `json:"faults_by_class"`
 	Attempts  int            `json:"attempts"`
 	Retriever string         `json:"hard_negative_retriever"`
+	// HardNegativeScores is the distribution of the hard negatives' retrieval scores (cosines for
+	// a dense retriever).
+	HardNegativeScores Distribution `json:"hard_negative_score_distribution"`
 }
 
 // ToolFailure is one item that failed every attempt.
@@ -199,6 +202,13 @@ func AssembleSyn(tools []catalog.Tool, j *Journal, r retrieve.Retriever, cfg Syn
 		toolIDs[i] = t.ID
 	}
 	rng := rand.New(rand.NewPCG(cfg.NegativeSeed, 0x4e6567))
+	if cfg.Negatives.Hard > 0 {
+		// One positive per query: MineNegatives asks for depth+1 results.
+		if r, err = prefetch(r, texts, negativeDepth(cfg.Negatives)+1); err != nil {
+			return nil, err
+		}
+	}
+	var hardScores []float64
 	var negs []NegativeRecord
 	for _, k := range kept {
 		qid := QueryID("syn", k.text)
@@ -215,6 +225,7 @@ func AssembleSyn(tools []catalog.Tool, j *Journal, r retrieve.Retriever, cfg Syn
 		for _, n := range ns {
 			if n.Kind == "hard" {
 				st.HardNegativePairs++
+				hardScores = append(hardScores, n.Score)
 			} else {
 				st.RandomNegativePair++
 			}
@@ -223,6 +234,7 @@ func AssembleSyn(tools []catalog.Tool, j *Journal, r retrieve.Retriever, cfg Syn
 		negs = append(negs, NegativeRecord{QueryID: qid, Positive: k.tool, Negatives: ns})
 	}
 	st.Queries = len(b.Queries)
+	st.HardNegativeScores = describeRetrievalScores(hardScores, IsCosineRetriever(r.Name()))
 	sort.Slice(st.Failures, func(a, c int) bool { return st.Failures[a].Key < st.Failures[c].Key })
 	return &SynResult{Bench: b, Negatives: negs, Stats: st}, nil
 }
