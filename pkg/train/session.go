@@ -40,7 +40,20 @@ type SessionOptions struct {
 	Threads int
 	// Deterministic asks for deterministic kernels.
 	Deterministic bool
+	// Device is "cpu" (default) or "cuda": the CUDA execution provider of a GPU build of the
+	// library (scripts/setup.d/55-training-gpu.sh); with a CPU build it is an error wrapping
+	// ErrNoCUDA that names the library.
+	Device string
+	// CUDADevice is the GPU ordinal for Device "cuda".
+	CUDADevice int
+	// TF32 lets CUDA matrix products use TensorFloat-32 (faster, about 1e-3 relative error); off,
+	// they are plain fp32.
+	TF32 bool
 }
+
+// ErrNoCUDA is wrapped by OpenSession's error when Device is "cuda" and the library has no CUDA
+// execution provider.
+var ErrNoCUDA = ort.ErrNoCUDA
 
 // Session is a training session over a set of artifacts and a checkpoint state.
 type Session struct {
@@ -66,7 +79,7 @@ func (r *Runtime) OpenSession(art *Artifacts, checkpoint string, o SessionOption
 		return nil, err
 	}
 	ts, err := r.ort.NewTrainingSession(ck, art.path("training_model.onnx"), art.path("eval_model.onnx"), art.path("optimizer_model.onnx"),
-		ort.Options{Threads: o.Threads, Deterministic: o.Deterministic})
+		ort.Options{Threads: o.Threads, Deterministic: o.Deterministic, Device: o.Device, CUDADevice: o.CUDADevice, TF32: o.TF32})
 	if err != nil {
 		ck.Close()
 		return nil, err

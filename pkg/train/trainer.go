@@ -63,6 +63,11 @@ type Config struct {
 	MaxLossRatio float64
 	// Threads is ONNX Runtime's intra-op thread count (0: all cores).
 	Threads int
+	// Device ("cpu" or "cuda"), CUDADevice and TF32 choose where the steps and the validation
+	// encoding run (SessionOptions).
+	Device     string
+	CUDADevice int
+	TF32       bool
 	// Resume continues from OutDir/checkpoints/last when it exists.
 	Resume bool
 	// Log receives progress lines (nil: discarded). Now is the clock (nil: time.Now).
@@ -225,7 +230,7 @@ func (t *trainer) run() (*State, error) {
 			}
 		}
 	}
-	sess, err := cfg.Runtime.OpenSession(art, startCk, SessionOptions{Threads: cfg.Threads})
+	sess, err := cfg.Runtime.OpenSession(art, startCk, cfg.sessionOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +330,7 @@ func (t *trainer) run() (*State, error) {
 	chosen := t.st.Step
 	if validate && t.st.BestStep != t.st.Step {
 		chosen = t.st.BestStep
-		bs, err := cfg.Runtime.OpenSession(art, best, SessionOptions{Threads: cfg.Threads})
+		bs, err := cfg.Runtime.OpenSession(art, best, cfg.sessionOptions())
 		if err != nil {
 			return nil, err
 		}
@@ -406,13 +411,20 @@ func (t *trainer) validate(sess *Session) (float64, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(dir)
-	return ValidationMRR(t.cfg.EncodeRuntime, dir, t.cfg.Bench, t.cfg.ValSplit, t.cfg.ValMaxQueries, t.cfg.Threads)
+	return ValidationMRR(t.cfg.EncodeRuntime, dir, t.cfg.Bench, t.cfg.ValSplit, t.cfg.ValMaxQueries,
+		encode.Options{Threads: t.cfg.Threads, Device: t.cfg.Device, CUDADevice: t.cfg.CUDADevice})
+}
+
+func (cfg *Config) sessionOptions() SessionOptions {
+	return SessionOptions{Threads: cfg.Threads, Device: cfg.Device, CUDADevice: cfg.CUDADevice, TF32: cfg.TF32}
 }
 
 // ValidationMRR is the mean reciprocal rank (full ranking, cosine similarity over the whole
-// corpus) of a model folder on a split, over its first maxQueries queries (0: all).
-func ValidationMRR(rt *encode.Runtime, modelDir string, b *bench.Bench, split string, maxQueries, threads int) (float64, error) {
-	m, err := encode.Open(modelDir, encode.Options{Runtime: rt, Threads: threads, LoadTokenizer: LoadEncodeTokenizer})
+// corpus) of a model folder on a split, over its first maxQueries queries (0: all). opts sets
+// threads and device; its Runtime and LoadTokenizer are rt and this package's tokenizer.
+func ValidationMRR(rt *encode.Runtime, modelDir string, b *bench.Bench, split string, maxQueries int, opts encode.Options) (float64, error) {
+	opts.Runtime, opts.LoadTokenizer = rt, LoadEncodeTokenizer
+	m, err := encode.Open(modelDir, opts)
 	if err != nil {
 		return 0, err
 	}

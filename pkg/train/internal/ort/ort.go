@@ -76,12 +76,48 @@ func (r *Runtime) SetSeed(seed int64) error {
 	return cerr("SetSeed", C.rt_set_seed(r.rt, C.int64_t(seed)))
 }
 
+// Execution devices of Options.Device.
+const (
+	DeviceCPU  = "cpu"
+	DeviceCUDA = "cuda"
+)
+
+// CUDAProvider is ONNX Runtime's name of its CUDA execution provider.
+const CUDAProvider = "CUDAExecutionProvider"
+
+// ErrNoCUDA is returned (wrapped, with the library's path) when Options.Device is DeviceCUDA and
+// the library was built without the CUDA execution provider.
+var ErrNoCUDA = errors.New("no CUDA execution provider in this ONNX Runtime build")
+
+// GPUHint says how to get a library that has both the training API and the CUDA provider.
+const GPUHint = "install the GPU build (Maven org.bytedeco:onnxruntime:1.24.1-1.5.13:linux-x86_64-gpu, CUDA 13, cuDNN 9) " +
+	"with RATED_GPU=1 scripts/setup.d/55-training-gpu.sh and pass its $RATED_ASSETS/lib/training-gpu/libonnxruntime.so"
+
 // Options are session options.
 type Options struct {
 	// Threads is the intra-op thread count (0: the library's default, all cores).
 	Threads int
 	// Deterministic asks for deterministic kernels where the library has a choice.
 	Deterministic bool
+	// Device is DeviceCPU ("" too) or DeviceCUDA (the CUDA execution provider first, CPU for the
+	// nodes it does not take).
+	Device string
+	// CUDADevice is the GPU ordinal for DeviceCUDA.
+	CUDADevice int
+	// TF32 lets the CUDA provider use TensorFloat-32 matrix products (its option use_tf32); off,
+	// they are plain fp32.
+	TF32 bool
+}
+
+// HasProvider reports whether the library lists the named execution provider (GetAvailableProviders).
+func (r *Runtime) HasProvider(name string) (bool, error) {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var has C.int
+	if err := cerr("GetAvailableProviders", C.rt_has_provider(r.rt, cname, &has)); err != nil {
+		return false, err
+	}
+	return has != 0, nil
 }
 
 func (r *Runtime) sessionOptions(o Options) (*C.OrtSessionOptions, error) {
@@ -90,7 +126,33 @@ func (r *Runtime) sessionOptions(o Options) (*C.OrtSessionOptions, error) {
 	if o.Deterministic {
 		det = 1
 	}
-	if err := cerr("session options", C.rt_session_options(r.rt, C.int(o.Threads), det, &opts)); err != nil {
+	cudaDevice, tf32 := C.int(-1), C.int(0)
+	if o.TF32 {
+		tf32 = 1
+	}
+	switch o.Device {
+	case "", DeviceCPU:
+	case DeviceCUDA:
+		has, err := r.HasProvider(CUDAProvider)
+		if err != nil {
+			return nil, fmt.Errorf("onnxruntime %s: %w", r.path, err)
+		}
+		if !has {
+			return nil, fmt.Errorf("onnxruntime %s (%s): %w: %s", r.path, r.Version(), ErrNoCUDA, GPUHint)
+		}
+		if o.CUDADevice < 0 {
+			return nil, fmt.Errorf("CUDA device %d: want a GPU ordinal >= 0", o.CUDADevice)
+		}
+		cudaDevice = C.int(o.CUDADevice)
+	default:
+		return nil, fmt.Errorf("device %q: want %s or %s", o.Device, DeviceCPU, DeviceCUDA)
+	}
+	if err := cerr("session options", C.rt_session_options(r.rt, C.int(o.Threads), det, cudaDevice, tf32, &opts)); err != nil {
+		if cudaDevice >= 0 {
+			return nil, fmt.Errorf("onnxruntime %s: the CUDA execution provider could not start on GPU %d "+
+				"(it needs an NVIDIA GPU and libcudart.so.13, libcublas.so.13, libcublasLt.so.13, libcufft.so.12 and libcudnn.so.9 on LD_LIBRARY_PATH): %w",
+				r.path, o.CUDADevice, err)
+		}
 		return nil, err
 	}
 	return opts, nil

@@ -68,15 +68,54 @@ void rt_unload(RtOrt* rt) {
   memset(rt, 0, sizeof(*rt));
 }
 
-char* rt_session_options(RtOrt* rt, int threads, int deterministic, OrtSessionOptions** out) {
-  CHECK("CreateSessionOptions", rt->api->CreateSessionOptions(out));
+char* rt_has_provider(RtOrt* rt, const char* name, int* out) {
+  char** names = NULL;
+  int n = 0;
+  *out = 0;
+  CHECK("GetAvailableProviders", rt->api->GetAvailableProviders(&names, &n));
+  for (int i = 0; i < n; i++) {
+    if (strcmp(names[i], name) == 0) *out = 1;
+  }
+  CHECK("ReleaseAvailableProviders", rt->api->ReleaseAvailableProviders(names, n));
+  return NULL;
+}
+
+// append_cuda appends the CUDA execution provider (OrtCUDAProviderOptionsV2: the library fills in
+// its defaults, we set the device and use_tf32) to the options.
+static char* append_cuda(RtOrt* rt, OrtSessionOptions* o, int cuda_device, int tf32) {
+  OrtCUDAProviderOptionsV2* cuda = NULL;
+  CHECK("CreateCUDAProviderOptions", rt->api->CreateCUDAProviderOptions(&cuda));
+  char device[32];
+  snprintf(device, sizeof(device), "%d", cuda_device);
+  const char* keys[] = {"device_id", "use_tf32"};
+  const char* values[] = {device, tf32 ? "1" : "0"};
+  char* e = status(rt, rt->api->UpdateCUDAProviderOptions(cuda, keys, values, 2), "UpdateCUDAProviderOptions");
+  if (e == NULL) {
+    e = status(rt, rt->api->SessionOptionsAppendExecutionProvider_CUDA_V2(o, cuda),
+               "SessionOptionsAppendExecutionProvider_CUDA_V2");
+  }
+  rt->api->ReleaseCUDAProviderOptions(cuda);
+  return e;
+}
+
+char* rt_session_options(RtOrt* rt, int threads, int deterministic, int cuda_device, int tf32, OrtSessionOptions** out) {
+  *out = NULL;
+  OrtSessionOptions* o = NULL;
+  CHECK("CreateSessionOptions", rt->api->CreateSessionOptions(&o));
+  char* e = NULL;
   if (threads > 0) {
-    CHECK("SetIntraOpNumThreads", rt->api->SetIntraOpNumThreads(*out, threads));
-    CHECK("SetInterOpNumThreads", rt->api->SetInterOpNumThreads(*out, 1));
+    e = status(rt, rt->api->SetIntraOpNumThreads(o, threads), "SetIntraOpNumThreads");
+    if (e == NULL) e = status(rt, rt->api->SetInterOpNumThreads(o, 1), "SetInterOpNumThreads");
   }
-  if (deterministic) {
-    CHECK("SetDeterministicCompute", rt->api->SetDeterministicCompute(*out, 1));
+  if (e == NULL && deterministic) {
+    e = status(rt, rt->api->SetDeterministicCompute(o, 1), "SetDeterministicCompute");
   }
+  if (e == NULL && cuda_device >= 0) e = append_cuda(rt, o, cuda_device, tf32);
+  if (e != NULL) {
+    rt->api->ReleaseSessionOptions(o);
+    return e;
+  }
+  *out = o;
   return NULL;
 }
 
@@ -98,6 +137,12 @@ char* rt_tensor_float_data(RtOrt* rt, OrtValue* v, float** data, size_t* count) 
   rt->api->ReleaseTensorTypeAndShapeInfo(info);
   if (e != NULL) return e;
   if (type != ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) return dup_msg("onnxruntime", "tensor is not float32");
+  // With a GPU execution provider an output could live in device memory; never read it as host memory.
+  const OrtMemoryInfo* where = NULL;
+  CHECK("GetTensorMemoryInfo", rt->api->GetTensorMemoryInfo(v, &where));
+  OrtMemoryInfoDeviceType device = OrtMemoryInfoDeviceType_CPU;
+  rt->api->MemoryInfoGetDeviceType(where, &device);
+  if (device != OrtMemoryInfoDeviceType_CPU) return dup_msg("onnxruntime", "output tensor is in device memory, not host memory");
   CHECK("GetTensorMutableData", rt->api->GetTensorMutableData(v, (void**)data));
   return NULL;
 }

@@ -24,7 +24,11 @@ typedef struct {
 char* rt_load(const char* path, RtOrt* rt);
 void rt_unload(RtOrt* rt);
 
-char* rt_session_options(RtOrt* rt, int threads, int deterministic, OrtSessionOptions** out);
+// cuda_device < 0: CPU only; otherwise the CUDA execution provider on that GPU ordinal is appended
+// (an error when the library has none or CUDA cannot be initialised); tf32 sets its use_tf32.
+char* rt_session_options(RtOrt* rt, int threads, int deterministic, int cuda_device, int tf32, OrtSessionOptions** out);
+// rt_has_provider sets *out to 1 when GetAvailableProviders lists name (e.g. "CUDAExecutionProvider").
+char* rt_has_provider(RtOrt* rt, const char* name, int* out);
 void rt_release_session_options(RtOrt* rt, OrtSessionOptions* o);
 
 // Tensors over C memory owned by the caller (data must outlive the value).
