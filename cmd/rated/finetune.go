@@ -22,10 +22,10 @@ func newFinetuneCmd() *cobra.Command {
 		modelDir, benchDir, outDir, artifactsDir, assets, lib, negatives, name string
 		trainSplit, valSplit, towers, device, builder                          string
 		batch, negPer, maxLen, warmup, epochs, maxSteps, valEvery, valMax      int
-		ckEvery, threads                                                       int
+		ckEvery, threads, cudaDevice                                           int
 		lr, tau, maxLossRatio                                                  float64
 		seed                                                                   uint64
-		fresh                                                                  bool
+		fresh, tf32                                                            bool
 	)
 	cmd := &cobra.Command{
 		Use:   "finetune --model DIR --bench DIR --out DIR",
@@ -38,7 +38,10 @@ BENCH/negatives.jsonl (rated build-bench) and, where it lacks them, from BM25.
 
 The training graph is built once into OUT/artifacts by scripts/train/build_artifacts.py (Python venv
 <assets>/train-venv from scripts/setup.d/50-training.sh) unless --artifacts names one. Steps run in
-Go through the training-enabled ONNX Runtime <assets>/lib/training/libonnxruntime.so.
+Go through the training-enabled ONNX Runtime <assets>/lib/training/libonnxruntime.so (CPU build), or
+with --device cuda through <assets>/lib/training-gpu/libonnxruntime.so (RATED_GPU=1
+scripts/setup.d/55-training-gpu.sh; CUDA execution provider, fp32; no mixed precision: the
+training API has none). Validation encodes on the same device.
 
 OUT receives model.onnx (or query_model.onnx and doc_model.onnx for --towers dual),
 tokenizer.json, rated.yaml, TRAINING.md and checkpoints/; rerunning the same command resumes from
@@ -47,14 +50,21 @@ checkpoints/last unless --fresh.`,
 			if modelDir == "" || benchDir == "" || outDir == "" {
 				return errors.New("finetune: --model, --bench and --out are required")
 			}
-			if device != encode.DeviceCPU {
-				return fmt.Errorf("finetune: --device %s: the training library installed by 50-training.sh is a CPU build; only cpu is supported", device)
+			if device != encode.DeviceCPU && device != encode.DeviceCUDA {
+				return fmt.Errorf("finetune: --device %q: want cpu or cuda", device)
 			}
 			if assets == "" {
 				assets = encode.DefaultAssetsDir()
 			}
 			if lib == "" {
 				lib = filepath.Join(assets, "lib", "training", "libonnxruntime.so")
+				if device == encode.DeviceCUDA {
+					// The GPU build when 55-training-gpu.sh installed it; else the CPU build, whose
+					// session then fails with ErrNoCUDA naming the library and the GPU build.
+					if gpu := filepath.Join(assets, "lib", "training-gpu", "libonnxruntime.so"); fileExists(gpu) {
+						lib = gpu
+					}
+				}
 			}
 			if negatives == "" {
 				negatives = filepath.Join(benchDir, "negatives.jsonl")
@@ -105,6 +115,7 @@ checkpoints/last unless --fresh.`,
 				Bench: b, BenchDir: benchDir, TrainSplit: trainSplit, ValSplit: valSplit, NegativesPath: negatives,
 				LR: lr, Warmup: warmup, Epochs: epochs, MaxSteps: maxSteps, Seed: seed, ValEvery: valEvery, ValMaxQueries: valMax,
 				CheckpointEvery: ckEvery, MaxLossRatio: maxLossRatio, Threads: threads, Resume: true, Log: log,
+				Device: device, CUDADevice: cudaDevice, TF32: tf32,
 			})
 			if err != nil {
 				return fmt.Errorf("finetune: %w", err)
@@ -130,7 +141,9 @@ checkpoints/last unless --fresh.`,
 	f.StringVar(&trainSplit, "train-split", "train", "qrels split to train on")
 	f.StringVar(&valSplit, "val-split", "dev", "qrels split to validate on (- for none)")
 	f.StringVar(&towers, "towers", train.TowersShared, "shared (one encoder) or dual (DRAGON-style query and document towers)")
-	f.StringVar(&device, "device", encode.DeviceCPU, "execution device (cpu)")
+	f.StringVar(&device, "device", encode.DeviceCPU, "execution device: cpu, or cuda (needs the GPU library of scripts/setup.d/55-training-gpu.sh, CUDA 13 and cuDNN 9)")
+	f.IntVar(&cudaDevice, "cuda-device", 0, "GPU ordinal for --device cuda")
+	f.BoolVar(&tf32, "tf32", false, "with --device cuda, let matrix products use TensorFloat-32 (faster, about 1e-3 relative error; default plain fp32)")
 	f.IntVar(&batch, "batch", 8, "queries per step (bound into the graph)")
 	f.IntVar(&negPer, "hard-negatives", 1, "hard negatives per query (bound into the graph)")
 	f.IntVar(&maxLen, "max-len", 256, "token length every row is padded or truncated to (bound into the graph)")
@@ -147,6 +160,11 @@ checkpoints/last unless --fresh.`,
 	f.IntVar(&threads, "threads", 0, "ONNX Runtime intra-op threads (0: all cores)")
 	f.BoolVar(&fresh, "fresh", false, "discard OUT/checkpoints instead of resuming")
 	return cmd
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 func tail(b []byte, n int) string {

@@ -2,10 +2,15 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rated-dev/rated/internal/testassets"
+	"github.com/rated-dev/rated/pkg/defaultbench"
+	"github.com/rated-dev/rated/pkg/train"
 )
 
 func runFinetune(args ...string) error {
@@ -37,7 +42,7 @@ func TestFinetuneFlagErrors(t *testing.T) {
 	}{
 		{"no flags", nil, "--model, --bench and --out are required"},
 		{"no out", []string{"--model", "m", "--bench", "b"}, "--model, --bench and --out are required"},
-		{"cuda", append([]string{"--device", "cuda"}, dirs...), "only cpu is supported"},
+		{"tpu", append([]string{"--device", "tpu"}, dirs...), `--device "tpu": want cpu or cuda`},
 		{"stale artifacts", append([]string{"--artifacts", art}, dirs...), "was built with batch 4, hard negatives 1, length 16"},
 		{"missing artifacts", append([]string{"--artifacts", t.TempDir()}, dirs...), "artifacts.json"},
 	}
@@ -48,5 +53,39 @@ func TestFinetuneFlagErrors(t *testing.T) {
 				t.Errorf("error %v, want it to contain %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestFinetuneCUDAWithCPULibrary: --device cuda over the CPU build of the training library stops,
+// before any step, with an error naming that library and how to get the GPU build.
+func TestFinetuneCUDAWithCPULibrary(t *testing.T) {
+	assets := testassets.Dir(t)
+	lib := testassets.Need(t, "training-enabled ONNX Runtime library", filepath.Join(assets, "lib", "training", "libonnxruntime.so"))
+	art := testassets.Need(t, "training artifacts all-minilm-l6-v2-test", filepath.Join(assets, "train", "all-minilm-l6-v2-test"))
+	model := testassets.Model(t, "all-minilm-l6-v2")
+	b, err := defaultbench.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	benchDir := t.TempDir()
+	if err := b.Write(benchDir); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	err = runFinetune("--model", model, "--bench", benchDir, "--out", out, "--artifacts", art, "--lib", lib,
+		"--batch", "4", "--max-len", "16", "--train-split", "dev", "--val-split", "-", "--max-steps", "1", "--device", "cuda")
+	if err == nil {
+		t.Fatalf("--device cuda with %s: no error", lib)
+	}
+	for _, want := range []string{lib, "no CUDA execution provider", "55-training-gpu.sh"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if !errors.Is(err, train.ErrNoCUDA) {
+		t.Errorf("error %v does not wrap train.ErrNoCUDA", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "model.onnx")); err == nil {
+		t.Error("a model folder was written although no step ran")
 	}
 }
