@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -12,9 +13,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rated-dev/rated/internal/atomicfile"
 	"github.com/rated-dev/rated/pkg/bench"
 	"github.com/rated-dev/rated/pkg/catalog"
 	"github.com/rated-dev/rated/pkg/defaultbench"
+	"github.com/rated-dev/rated/pkg/encode"
+	"github.com/rated-dev/rated/pkg/evaldynamic"
 	"github.com/rated-dev/rated/pkg/retrieve"
 	"github.com/rated-dev/rated/pkg/synth"
 	"github.com/spf13/cobra"
@@ -29,7 +33,7 @@ type buildBenchFlags struct {
 	seed                                                     int64
 	concurrency, hard, random                                int
 	minScore, keepScore                                      float64
-	noSyn, noReal                                            bool
+	noSyn, noReal, retrievalOnly                             bool
 }
 
 // newBuildBenchCmd is `rated build-bench`: EcoAgent-Syn and EcoAgent-Real from a catalog, with a
@@ -71,14 +75,15 @@ The LLM server must be running: rated llm up.`,
 	fl.Uint64Var(&f.negSeed, "negative-seed", syn.NegativeSeed, "seed of the random negatives")
 	fl.Int64Var(&f.seed, "seed", 0, "generation seed (0: the config's seed)")
 	fl.IntVar(&f.concurrency, "concurrency", 0, "requests in flight (0: the config's concurrency)")
-	fl.StringVar(&f.retriever, "retriever", "bm25", "retriever for hard negatives and Real candidates (bm25)")
+	fl.StringVar(&f.retriever, "retriever", "", "retriever for hard negatives and Real candidates: auto (dense with the first installed encoder, else BM25), bm25, dense, dense:<model> (default: the config's retriever, else auto)")
 	fl.StringVar(&f.realQueries, "real-queries", filepath.Join("..", "shared", "data", "toolbench", "queries.jsonl"), "ToolBench queries for EcoAgent-Real")
 	fl.IntVar(&f.realLimit, "real-limit", 0, "use the first N real queries (0: all)")
 	fl.IntVar(&f.topK, "top-k", real.TopK, "candidate tools per real query")
-	fl.Float64Var(&f.minScore, "min-retrieval-score", real.MinRetrievalScore, "drop Real candidates scoring below this under the retriever")
+	fl.Float64Var(&f.minScore, "min-retrieval-score", 0, "drop Real candidates scoring below this under the retriever (default: the config's min_retrieval_cosine, 0.7, for a dense retriever; 0 for BM25, whose scores have no fixed scale)")
 	fl.Float64Var(&f.keepScore, "keep-score", real.KeepScore, "keep Real pairs the validator scores at least this")
 	fl.BoolVar(&f.noSyn, "no-syn", false, "skip EcoAgent-Syn")
 	fl.BoolVar(&f.noReal, "no-real", false, "skip EcoAgent-Real")
+	fl.BoolVar(&f.retrievalOnly, "retrieval-only", false, "only retrieve the Real candidates and write their score distribution to --out/retrieval.json (no LLM)")
 	_ = cmd.MarkFlagRequired("out")
 	cmd.AddCommand(newAuditCmd())
 	return cmd
@@ -99,12 +104,76 @@ func loadCatalog(path string) ([]catalog.Tool, string, error) {
 	return b.Tools, "embedded default benchmark (pkg/defaultbench)", nil
 }
 
-func newRetriever(name string, docs []bench.Doc) (retrieve.Retriever, error) {
-	switch strings.ToLower(name) {
-	case "bm25":
-		return retrieve.NewBM25(docs, retrieve.DefaultBM25Params()), nil
+// benchRetriever is the retriever build-bench uses, with how it was chosen.
+type benchRetriever struct {
+	retrieve.Retriever
+	// requested is the --retriever value; choice says why this retriever was used; modelDir is
+	// the encoder's model folder (dense only).
+	requested, choice, modelDir string
+	close                       func()
+}
+
+// openBenchRetriever resolves --retriever: "bm25"; "dense:<model>" (a model folder name under
+// <assets>/models or a path); "dense" (the first installed encoder, required); "auto" (the first
+// installed encoder when it and the ONNX Runtime library are installed, else BM25). The encoder
+// preference is evaldynamic.FindEncoder's. Encoding the corpus reports to prog.
+func openBenchRetriever(spec, assets string, docs []bench.Doc, prog synth.Progress) (*benchRetriever, error) {
+	spec = strings.TrimSpace(spec)
+	lower := strings.ToLower(spec)
+	bm25 := func(choice string) *benchRetriever {
+		return &benchRetriever{Retriever: retrieve.NewBM25(docs, retrieve.DefaultBM25Params()), requested: spec, choice: choice, close: func() {}}
 	}
-	return nil, fmt.Errorf("unknown retriever %q (available: bm25)", name)
+	var model string
+	switch {
+	case lower == "bm25":
+		return bm25("requested"), nil
+	case lower == "auto" || lower == "dense":
+	case strings.HasPrefix(lower, "dense:"):
+		model = spec[len("dense:"):]
+		if model == "" {
+			return nil, fmt.Errorf("--retriever %q: no model named after \"dense:\"", spec)
+		}
+	default:
+		return nil, fmt.Errorf("unknown retriever %q (available: auto, bm25, dense, dense:<model>)", spec)
+	}
+	dir, err := evaldynamic.FindEncoder(&evaldynamic.Config{Retrieval: evaldynamic.RetrievalConfig{Encoder: model}}, assets)
+	if err != nil {
+		return nil, fmt.Errorf("--retriever %s: %w", spec, err)
+	}
+	lib := encode.DefaultLibraryPath(assets)
+	_, libErr := os.Stat(lib)
+	if dir == "" || libErr != nil {
+		if lower == "auto" {
+			return bm25(fmt.Sprintf("auto: no encoder installed under %s (model folder %q, ONNX Runtime %s); run scripts/setup for dense retrieval", assets, dir, lib)), nil
+		}
+		return nil, fmt.Errorf("--retriever %s: no encoder installed (model folder %q under %s, ONNX Runtime library %s: %v); run scripts/setup", spec, dir, filepath.Join(assets, "models"), lib, libErr)
+	}
+	enc, err := encode.Open(dir, encode.Options{Runtime: encode.NewRuntime(lib), CacheDir: encode.DefaultCacheDir(assets)})
+	if err != nil {
+		return nil, fmt.Errorf("--retriever %s: %w", spec, err)
+	}
+	started := false
+	prev := 0
+	dense, err := retrieve.NewDense(enc, docs, retrieve.DenseOptions{Progress: func(done, total int) {
+		if !started {
+			prog.Start("encode tools", total, 0)
+			started = true
+		}
+		prog.Add(done - prev)
+		prev = done
+		if done == total {
+			prog.Finish()
+		}
+	}})
+	if err != nil {
+		enc.Close()
+		return nil, fmt.Errorf("--retriever %s: %w", spec, err)
+	}
+	choice := "requested"
+	if model == "" {
+		choice = lower + ": first installed encoder (preference: dragon-plus, bge-small-en-v1.5, all-minilm-l6-v2, then by name)"
+	}
+	return &benchRetriever{Retriever: dense, requested: spec, choice: choice, modelDir: dir, close: func() { enc.Close() }}, nil
 }
 
 func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, real synth.RealConfig) error {
@@ -136,9 +205,37 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 	if len(tools) == 0 {
 		return fmt.Errorf("no tools left after sampling %s (--tools %d, --platforms %v)", catPath, f.tools, f.platforms)
 	}
-	ret, err := newRetriever(f.retriever, bench.DocsFromTools(tools))
+	errw := c.ErrOrStderr()
+	tty := false
+	if fd, ok := errw.(*os.File); ok {
+		tty = term.IsTerminal(int(fd.Fd()))
+	}
+	prog := synth.NewProgress(errw, tty, time.Now)
+	if f.retriever == "" {
+		f.retriever = lc.Retriever
+	}
+	if f.retriever == "" {
+		f.retriever = "auto"
+	}
+	assets := encode.DefaultAssetsDir()
+	if root != "" {
+		assets = assetsDir(root)
+	}
+	ret, err := openBenchRetriever(f.retriever, assets, bench.DocsFromTools(tools), prog)
 	if err != nil {
 		return err
+	}
+	defer ret.close()
+	fmt.Fprintf(errw, "retriever: %s (%s)\n", ret.Name(), ret.choice)
+	minCosine := synth.PaperMinCosine
+	if lc.MinRetrievalCosine != nil {
+		minCosine = *lc.MinRetrievalCosine
+	}
+	if !c.Flags().Changed("min-retrieval-score") {
+		f.minScore = synth.DefaultMinRetrievalScore(ret.Name(), minCosine)
+	}
+	if f.retrievalOnly {
+		return retrievalOnly(c, f, ret, tools)
 	}
 	client, err := synth.NewClient(lc.ClientConfig(), &http.Client{})
 	if err != nil {
@@ -165,17 +262,11 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 	real.Seed, real.Concurrency = lc.Seed, lc.Concurrency
 	real.TopK, real.MinRetrievalScore, real.KeepScore, real.SplitSeed = f.topK, f.minScore, f.keepScore, f.splitSeed+4
 	real.DedupeThreshold = syn.DedupeThreshold
-	errw := c.ErrOrStderr()
-	tty := false
-	if fd, ok := errw.(*os.File); ok {
-		tty = term.IsTerminal(int(fd.Fd()))
-	}
-	prog := synth.NewProgress(errw, tty, time.Now)
 	info := synth.RunInfo{
 		Tool: "rated build-bench", StartedAt: started, CatalogPath: catPath, CatalogSize: len(all),
 		ToolsUsed: len(tools), SampleSeed: f.sampleSeed, Model: lc.Model, BaseURL: lc.ResolvedBaseURL(),
 		ModelDigest: digest, DigestSource: digestSrc, Temperature: lc.Temperature, MaxTokens: lc.MaxTokens,
-		Retriever: ret.Name(),
+		Retriever: ret.Name(), RetrieverRequested: ret.requested, RetrieverChoice: ret.choice, RetrieverModelDir: ret.modelDir,
 	}
 	out := synth.Output{Info: info}
 	interrupted := func(err error) error {
@@ -243,10 +334,41 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 	}
 	if out.Real != nil {
 		s := out.Real.Stats
-		fmt.Fprintf(w, "real: %d queries, %d candidate pairs, %d below retrieval threshold, %d validated (%d failed), %d kept; %d queries, %d verified pairs, splits %v\n",
-			s.InputQueries, s.CandidatePairs, s.DroppedLowScore, s.ValidatedPairs, s.ValidationFailed, s.KeptPairsRaw, s.Queries, s.VerifiedPairs, s.QueriesPerSplit)
+		fmt.Fprintf(w, "real: %d queries, %d candidate pairs, %d below retrieval threshold %g (%s), %d validated (%d failed), %d kept; %d queries, %d verified pairs, splits %v\n",
+			s.InputQueries, s.CandidatePairs, s.DroppedLowScore, s.MinRetrievalScore, s.Retriever, s.ValidatedPairs, s.ValidationFailed, s.KeptPairsRaw, s.Queries, s.VerifiedPairs, s.QueriesPerSplit)
 	}
 	fmt.Fprintf(w, "wrote %s (model %s, sha256 %s)\n", f.out, lc.Model, digest)
+	return nil
+}
+
+// retrievalOnly retrieves the Real candidates and writes their score report to
+// <out>/retrieval.json, without the LLM.
+func retrievalOnly(c *cobra.Command, f buildBenchFlags, ret *benchRetriever, tools []catalog.Tool) error {
+	queries, err := synth.ReadRealQueries(f.realQueries)
+	if err != nil {
+		return err
+	}
+	if f.realLimit > 0 && len(queries) > f.realLimit {
+		queries = queries[:f.realLimit]
+	}
+	pairs, err := synth.RealCandidates(ret, queries, tools, f.topK)
+	if err != nil {
+		return err
+	}
+	rep := synth.ReportRetrieval(len(queries), pairs, ret.Name(), f.minScore)
+	doc := map[string]any{"retriever_requested": ret.requested, "retriever_choice": ret.choice,
+		"retriever_model_dir": ret.modelDir, "real_queries": f.realQueries, "tools": len(tools), "top_k": f.topK, "report": rep}
+	path := filepath.Join(f.out, "retrieval.json")
+	if err := atomicfile.Write(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
+	}); err != nil {
+		return err
+	}
+	q := rep.Scores.Quant
+	fmt.Fprintf(c.OutOrStdout(), "retrieval: %s, %d queries, %d candidate pairs (top %d of %d tools); scores p5 %.3f p25 %.3f p50 %.3f p75 %.3f p95 %.3f; %d below %g, %d queries left; wrote %s\n",
+		rep.Retriever, rep.Queries, rep.CandidatePairs, f.topK, len(tools), q["p5"], q["p25"], q["p50"], q["p75"], q["p95"], rep.BelowThreshold, rep.MinRetrievalScore, rep.QueriesLeft, path)
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rated-dev/rated/internal/testassets"
 	"github.com/rated-dev/rated/pkg/bench"
 )
 
@@ -73,7 +74,7 @@ func TestBuildBenchCommand(t *testing.T) {
 `), 0o644)
 	out := filepath.Join(dir, "out")
 	args := []string{"build-bench", "--config", cfg, "--catalog", filepath.Join("..", "..", "pkg", "synth", "testdata", "catalog.jsonl"),
-		"--out", out, "--tools", "6", "--queries-per-tool", "3", "--real-queries", queries, "--top-k", "3", "--model-file", cfg}
+		"--out", out, "--tools", "6", "--queries-per-tool", "3", "--real-queries", queries, "--top-k", "3", "--model-file", cfg, "--retriever", "bm25"}
 	run := func() string {
 		cmd := newRootCmd()
 		var so, se bytes.Buffer
@@ -132,5 +133,112 @@ func TestBuildBenchCommand(t *testing.T) {
 	again, _ := bench.ReadDir(filepath.Join(out, "syn"))
 	if len(again.Queries) != 18 {
 		t.Fatalf("rerun changed the benchmark: %d queries", len(again.Queries))
+	}
+}
+
+// buildBenchRetrieverRun runs build-bench against the fake LLM with the given extra flags and
+// returns the command's output (or error) and the decoded stats.json.
+func buildBenchRetrieverRun(t *testing.T, extra ...string) (string, map[string]map[string]any, error) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "llm.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("host: 127.0.0.1\nport: 1\nmodel: fake\nbase_url: %q\ntemperature: 0.5\nmax_tokens: 64\nseed: 3\nconcurrency: 2\ntimeout_s: 5\nretries: 1\nbackoff_ms: 1\ngguf_sha256: \"\"\n", fakeOpenAI(t))), 0o644)
+	queries := filepath.Join(dir, "q.jsonl")
+	os.WriteFile(queries, []byte(`{"query_id": 1, "group": "g", "query": "What does wikipedia say about the history of Rome?"}
+{"query_id": 2, "group": "g", "query": "Send a gmail message to my team about the weather forecast"}
+{"query_id": 3, "group": "g", "query": "Translate this paragraph into German with google translate"}
+`), 0o644)
+	out := filepath.Join(dir, "out")
+	args := append([]string{"build-bench", "--config", cfg, "--catalog", filepath.Join("..", "..", "pkg", "synth", "testdata", "catalog.jsonl"),
+		"--out", out, "--queries-per-tool", "3", "--real-queries", queries, "--top-k", "3", "--model-file", cfg}, extra...)
+	cmd := newRootCmd()
+	var so bytes.Buffer
+	cmd.SetOut(&so)
+	cmd.SetErr(&so)
+	cmd.SetArgs(args)
+	if err := cmd.Execute(); err != nil {
+		return so.String(), nil, err
+	}
+	stats := map[string]map[string]any{}
+	data, err := os.ReadFile(filepath.Join(out, "stats.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &stats); err != nil {
+		t.Fatalf("stats.json: %v", err)
+	}
+	ds, _ := os.ReadFile(filepath.Join(out, "DATASHEET.md"))
+	return so.String() + "\n" + string(ds), stats, nil
+}
+
+// TestBuildBenchRetrieverAutoFallsBack: with no encoder installed, auto uses BM25, says so, and
+// keeps the BM25 threshold 0 (every top-k candidate goes to the validator).
+func TestBuildBenchRetrieverAutoFallsBack(t *testing.T) {
+	t.Setenv("RATED_ASSETS", t.TempDir())
+	out, stats, err := buildBenchRetrieverRun(t, "--retriever", "auto")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "retriever: BM25 (auto: no encoder installed") {
+		t.Fatalf("the run does not say it fell back to BM25:\n%s", out)
+	}
+	run, real := stats["run"], stats["real"]
+	if run["retriever"] != "BM25" || run["retriever_requested"] != "auto" || real["min_retrieval_score"] != 0.0 ||
+		real["retrieval_score_scale"] != "unscaled" || real["dropped_below_retrieval_threshold"] != 0.0 {
+		t.Fatalf("run %v\nreal %v", run, real)
+	}
+	if _, _, err := buildBenchRetrieverRun(t, "--retriever", "dense"); err == nil || !strings.Contains(err.Error(), "no encoder installed") {
+		t.Fatalf("--retriever dense without an encoder: got %v", err)
+	}
+	if _, _, err := buildBenchRetrieverRun(t, "--retriever", "tfidf"); err == nil || !strings.Contains(err.Error(), "unknown retriever") {
+		t.Fatalf("--retriever tfidf: got %v", err)
+	}
+}
+
+// TestBuildBenchDenseRetriever runs build-bench with the installed bge-small: the candidates are
+// cosines, the default threshold is the paper's 0.7, the journal holds only pairs at or above it,
+// and stats.json and the datasheet name the encoder.
+func TestBuildBenchDenseRetriever(t *testing.T) {
+	testassets.ORTLibrary(t)
+	testassets.Model(t, "bge-small-en-v1.5")
+	t.Setenv("RATED_ASSETS", testassets.Dir(t))
+	out, stats, err := buildBenchRetrieverRun(t, "--retriever", "dense:bge-small-en-v1.5")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	run, real, syn := stats["run"], stats["real"], stats["syn"]
+	if run["retriever"] != "dense:bge-small-en-v1.5" || real["retrieval_score_scale"] != "cosine" || real["min_retrieval_score"] != 0.7 ||
+		syn["hard_negative_retriever"] != "dense:bge-small-en-v1.5" {
+		t.Fatalf("run %v\nreal %v", run, real)
+	}
+	if !strings.Contains(out, "Retriever for hard negatives and Real candidates: dense:bge-small-en-v1.5 (model folder") {
+		t.Fatalf("datasheet does not name the encoder:\n%s", out)
+	}
+	// 3 queries × top 3 = 9 candidates; every one is either below 0.7 or went to the validator.
+	cand, low, val, failed := real["candidate_pairs"].(float64), real["dropped_below_retrieval_threshold"].(float64), real["validated_pairs"].(float64), real["validation_failed"].(float64)
+	if cand != 9 || low+val+failed != cand {
+		t.Fatalf("candidates %v, below threshold %v, validated %v, failed %v", cand, low, val, failed)
+	}
+	dist := real["retrieval_score_distribution"].(map[string]any)
+	if dist["n"] != 9.0 || dist["max"].(float64) > 1+1e-6 || dist["min"].(float64) < -1-1e-6 {
+		t.Fatalf("distribution %v", dist)
+	}
+	var below float64
+	for _, s := range real["retrieval_threshold_sweep"].([]any) {
+		step := s.(map[string]any)
+		if step["threshold"] == 0.7 {
+			below = step["removed"].(float64)
+		}
+	}
+	if below != low {
+		t.Fatalf("the sweep at 0.7 removes %v pairs, the run dropped %v", below, low)
+	}
+	// --min-retrieval-score given explicitly wins over the dense default.
+	_, stats, err = buildBenchRetrieverRun(t, "--retriever", "dense:bge-small-en-v1.5", "--min-retrieval-score", "0", "--no-syn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := stats["real"]; r["min_retrieval_score"] != 0.0 || r["dropped_below_retrieval_threshold"] != 0.0 {
+		t.Fatalf("explicit threshold 0: %v", r)
 	}
 }
