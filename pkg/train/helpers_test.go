@@ -2,6 +2,7 @@ package train
 
 import (
 	"math"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -14,9 +15,32 @@ import (
 // The tests run the real all-MiniLM-L6-v2 through training artifacts that
 // scripts/setup.d/50-training.sh builds at small shapes (B=4, N=1, seq 16; dual: B=2).
 
+// trainingLibrary is the training library the tests run on: $RATED_TRAIN_LIB when set (e.g. the
+// GPU build, for scripts/gpu-check.sh), else the CPU build of 50-training.sh.
 func trainingLibrary(t testing.TB) string {
 	t.Helper()
+	if lib := os.Getenv("RATED_TRAIN_LIB"); lib != "" {
+		return testassets.Need(t, "training library $RATED_TRAIN_LIB", lib)
+	}
 	return testassets.Need(t, "training-enabled ONNX Runtime library", filepath.Join(testassets.Dir(t), "lib", "training", "libonnxruntime.so"))
+}
+
+// testDevice is where the session tests run their steps: $RATED_TRAIN_DEVICE ("cuda" on a GPU
+// with the GPU build, scripts/gpu-check.sh), else "cpu".
+func testDevice() string {
+	if d := os.Getenv("RATED_TRAIN_DEVICE"); d != "" {
+		return d
+	}
+	return encode.DeviceCPU
+}
+
+// lossTolerance is the step-0 agreement required between the training graph and the Go
+// reference: 1e-4 on CPU; 1e-3 on CUDA, whose fp32 kernels (TF32 off) sum in other orders.
+func lossTolerance() float64 {
+	if testDevice() == encode.DeviceCUDA {
+		return 1e-3
+	}
+	return 1e-4
 }
 
 var (
