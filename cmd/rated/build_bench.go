@@ -305,6 +305,9 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 		if err != nil {
 			return err
 		}
+		rep := synth.ReportRetrieval(len(queries), pairs, ret.Name(), real.MinRetrievalScore)
+		fmt.Fprintf(errw, "real: %d of %d candidate pairs score below %g under %s (%s scores, median %.3f); %d of %d queries keep a pair (other thresholds: retrieval_threshold_sweep in stats.json)\n",
+			rep.BelowThreshold, rep.CandidatePairs, rep.MinRetrievalScore, rep.Retriever, rep.Scale, rep.Scores.Quant["p50"], rep.QueriesLeft, rep.Queries)
 		j, err := synth.OpenJournal(filepath.Join(f.out, "journal", "real.jsonl"))
 		if err != nil {
 			return err

@@ -211,6 +211,10 @@ func TestBuildBenchDenseRetriever(t *testing.T) {
 		syn["hard_negative_retriever"] != "dense:bge-small-en-v1.5" {
 		t.Fatalf("run %v\nreal %v", run, real)
 	}
+	if !strings.Contains(out, "candidate pairs score below 0.7 under dense:bge-small-en-v1.5 (cosine scores") ||
+		!strings.Contains(out, "pairs scoring below 0.7 dropped (the paper: cosine 0.7 with GTE-Large)") {
+		t.Fatalf("the run or the datasheet does not report the cosine threshold:\n%s", out)
+	}
 	if !strings.Contains(out, "Retriever for hard negatives and Real candidates: dense:bge-small-en-v1.5 (model folder") {
 		t.Fatalf("datasheet does not name the encoder:\n%s", out)
 	}
