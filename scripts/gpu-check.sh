@@ -227,8 +227,9 @@ run_checks() {
   for f in libonnxruntime.so libonnxruntime_providers_shared.so libonnxruntime_providers_cuda.so; do
     ln -sf "training-gpu/$f" "$a/lib/$f"
   done
-  # A wrapper, not a link: a link to a venv's python would lose the venv's packages.
-  mkdir -p "$a/venv/bin" && printf '#!/bin/sh\nexec %s "$@"\n' "$(command -v python3)" >"$a/venv/bin/python" && chmod +x "$a/venv/bin/python"
+  # A wrapper, not a link: a link to a venv's python would lose the venv's packages. Remove what is
+  # there first: writing through a link left by an older version would overwrite the interpreter.
+  mkdir -p "$a/venv/bin" && rm -f "$a/venv/bin/python" && printf '#!/bin/sh\nexec %s "$@"\n' "$(command -v python3)" >"$a/venv/bin/python" && chmod +x "$a/venv/bin/python"
   find_cuda_libs
   echo "gpu-check: LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
   local ldd_missing
