@@ -8,7 +8,8 @@
 #   scripts/gpu-check.sh run    on the device: unpacks the parts and runs every check, logging to
 #                               $OUT/gpu-check.log and summarising in $OUT/gpu-check.json
 #
-# Without an NVIDIA GPU, `stage` and `run` stop at once with a message and exit code 3.
+# Without an NVIDIA GPU, `stage` and `run` stop at once with a message and exit code 3; `run` exits
+# 4 when a part is missing or corrupt, 1 when a check failed, 0 when all passed.
 # The device machine has no network and no Go: binaries (rated and the test binaries of pkg/train
 # and pkg/encode) are built here; CUDA 13 / cuDNN 9 libraries are taken from the device image.
 set -uo pipefail
@@ -253,15 +254,15 @@ run_checks() {
   local ftargs=(finetune --model "$a/models/all-minilm-l6-v2" --bench "$w/bench" --artifacts "$a/train/ft-b8-s64" --batch 8
     --max-len 64 --train-split dev --val-split test --val-max-queries 300 --max-steps 30 --warmup 5 --lr 2e-5 --val-every 30
     --checkpoint-every 30 --seed 1 --fresh --assets "$a" --lib "$glib")
-  check finetune-cuda 150 "$logs/ft-cuda.log" "$root" "$w/bin/rated" "${ftargs[@]}" --out "$w/ft-cuda" --device cuda
-  check finetune-cpu 120 "$logs/ft-cpu.log" "$root" "$w/bin/rated" "${ftargs[@]}" --out "$w/ft-cpu" --device cpu
+  check finetune-cuda 120 "$logs/ft-cuda.log" "$root" "$w/bin/rated" "${ftargs[@]}" --out "$w/ft-cuda" --device cuda
+  check finetune-cpu 90 "$logs/ft-cpu.log" "$root" "$w/bin/rated" "${ftargs[@]}" --out "$w/ft-cpu" --device cpu
   # 3. Table 3 latency with the encoder on CUDA, then on CPU.
-  check latency-cuda 120 "$logs/lat-cuda.log" "$root" "$w/bin/rated" eval latency --device cuda --out "$w/lat-cuda" --sizes 5000 --sweep-queries 200
+  check latency-cuda 90 "$logs/lat-cuda.log" "$root" "$w/bin/rated" eval latency --device cuda --out "$w/lat-cuda" --sizes 5000 --sweep-queries 200
   # 4. pkg/encode's reference test (Go CPU session of the GPU build vs Python onnxruntime) and its
   #    CUDA test (skips with "has a working CUDA execution provider" when CUDA starts).
-  check encode-reference 120 "$logs/encode.log" "$root/pkg/encode" \
+  check encode-reference 60 "$logs/encode.log" "$root/pkg/encode" \
     "$w/bin/encode.test" -test.v -test.count=1 -test.run 'TestEmbeddingsMatchPythonOnnxruntime|TestCUDAUnavailable'
-  check latency-cpu 90 "$logs/lat-cpu.log" "$root" "$w/bin/rated" eval latency --device cpu --out "$w/lat-cpu" --sizes 5000 --sweep-queries 200
+  check latency-cpu 60 "$logs/lat-cpu.log" "$root" "$w/bin/rated" eval latency --device cpu --out "$w/lat-cpu" --sizes 5000 --sweep-queries 200
 
   [ -s "$w/ft-cuda/TRAINING.md" ] && cp "$w/ft-cuda/TRAINING.md" "$out/finetune-cuda-TRAINING.md"
   [ -s "$w/lat-cuda/table3.md" ] && cp "$w/lat-cuda/table3.md" "$out/latency-cuda-table3.md"
@@ -307,6 +308,7 @@ ok = all(c["status"] == "pass" for c in checks)
 json.dump({"gpu": True, "gpu_name": gpu, "driver": driver, "ld_library_path": ldpath, "all_passed": ok,
            "checks": checks, "figures": figures}, open(summary, "w"), indent=1)
 print("gpu-check: summary in", summary, "- all passed" if ok else "- FAILURES")
+sys.exit(0 if ok else 1)
 EOF
 }
 
