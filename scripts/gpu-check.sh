@@ -134,6 +134,9 @@ stage() {
   missing=$(parts_status | tr '\n' ' ')
   local n
   n=$(wc -l <"$carry/MANIFEST" 2>/dev/null || echo "?")
+  nvidia-smi -L
+  find_cuda_libs # early word on whether the device has CUDA 13 / cuDNN 9 where expected
+  [ ${#cuda_missing[@]} -eq 0 ] || echo "gpu-check stage: CUDA libraries not found: ${cuda_missing[*]}"
   if [ -n "$missing" ]; then
     echo "gpu-check stage: $n parts listed; still missing or corrupt: $missing"
   else
