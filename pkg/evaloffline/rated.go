@@ -49,8 +49,8 @@ func (r *RATEDOffline) Search(query string, k int) ([]retrieve.Candidate, error)
 	return cands, nil
 }
 
-// RegisterRATED adds the families "rated-full:MODEL" (also standing for w/ Global MAB offline)
-// and "rated-nofb:MODEL": RATEDOffline over the dense retriever of MODEL, with the paper's top-K
+// RegisterRATED adds the families "rated-full:MODEL" (also standing for w/ Global MAB offline),
+// "rated-nofb:MODEL" and "rated-wo-contrastive:MODEL": RATEDOffline over the dense retriever of MODEL, with the paper's top-K
 // (10), fusion weights (0.75/0.15/0.10) and prior weights (0.5/0.3/0.2, name–description
 // consistency under the same encoder).
 func RegisterRATED(reg *Registry, rt *encode.Runtime) error {
@@ -61,6 +61,9 @@ func RegisterRATED(reg *Registry, rt *encode.Runtime) error {
 	}{
 		{"rated-full:", "RATED (Full; = w/ Global MAB offline)", "RATED at cold start over a dense model: w1·S_sem + (w2+w3)·prior on the top-10", w.Bandit + w.Prior},
 		{"rated-nofb:", "RATED (w/o Feedback)", "RATED without feedback over a dense model: w1·S_sem + w3·prior on the top-10", w.Prior},
+		// The paper's "w/o Contrastive" is RATED (Full) over the encoder before fine-tuning: the
+		// same computation, labelled for Table 1 when MODEL is the source of a fine-tuned folder.
+		{"rated-wo-contrastive:", "RATED (w/o Contrastive)", "RATED (Full) over the encoder before fine-tuning (name the source model of a rated finetune run)", w.Bandit + w.Prior},
 	}
 	for _, v := range variants {
 		v := v
