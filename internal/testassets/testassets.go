@@ -5,8 +5,10 @@
 package testassets
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -71,4 +73,27 @@ func ORTLibrary(t testing.TB) string {
 func Model(t testing.TB, name string) string {
 	t.Helper()
 	return Need(t, "model "+name, filepath.Join(Dir(t), "models", name))
+}
+
+// ToolBenchQueries returns the texts of the 765 real ToolBench queries in
+// ../shared/data/toolbench/queries.jsonl (beside the repository, as in CI), in file order.
+func ToolBenchQueries(t testing.TB) []string {
+	t.Helper()
+	path := Need(t, "ToolBench queries (shared/data/toolbench)",
+		filepath.Join(Root(t), "..", "shared", "data", "toolbench", "queries.jsonl"))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for i, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
+		var row struct {
+			Query string `json:"query"`
+		}
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatalf("%s:%d: %v", path, i+1, err)
+		}
+		out = append(out, row.Query)
+	}
+	return out
 }

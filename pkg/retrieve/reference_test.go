@@ -1,7 +1,6 @@
 package retrieve
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -68,34 +67,6 @@ func runLexicalRef(t *testing.T, in refInput) refOutput {
 	return out
 }
 
-// toolBenchQueries reads the query texts of the ToolBench sample in shared/ (real user requests).
-func toolBenchQueries(t *testing.T) []string {
-	t.Helper()
-	path := testassets.Need(t, "ToolBench queries (shared/data)",
-		filepath.Join(testassets.Root(t), "..", "shared", "data", "toolbench", "queries.jsonl"))
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		var q struct {
-			Query string `json:"query"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
-			t.Fatalf("%s:%d: %v", path, line, err)
-		}
-		out = append(out, q.Query)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // refCorpus is one real corpus with real queries for the reference comparisons.
 type refCorpus struct {
 	name    string
@@ -113,7 +84,7 @@ func refCorpora(t *testing.T) []refCorpus {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb := toolBenchQueries(t)
+	tb := testassets.ToolBenchQueries(t)
 	var defQueries []string
 	for _, q := range def.Queries {
 		defQueries = append(defQueries, q.Text)

@@ -1,14 +1,14 @@
 package tokenizer
 
 import (
-	"bufio"
-	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/rated-dev/rated/internal/testassets"
 )
 
 // unicodeSamples are hand-picked strings covering what BERT normalisation must get right.
@@ -56,35 +56,14 @@ func loadToolDescriptions(t testing.TB) []string {
 	return out
 }
 
-// loadQueries reads the 765 real ToolBench queries (testdata/toolbench, a copy of
-// shared/data/toolbench).
+// loadQueries returns the 765 real ToolBench queries.
 func loadQueries(t testing.TB) []string {
 	t.Helper()
-	path := filepath.Join("testdata", "toolbench", "queries.jsonl")
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
+	q := testassets.ToolBenchQueries(t)
+	if len(q) != 765 {
+		t.Fatalf("%d ToolBench queries, want 765", len(q))
 	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		var row struct {
-			Query string `json:"query"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
-			t.Fatalf("%s:%d: %v", path, line, err)
-		}
-		out = append(out, row.Query)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if len(out) != 765 {
-		t.Fatalf("%s: %d queries, want 765", path, len(out))
-	}
-	return out
+	return q
 }
 
 // runePools are code point ranges that random strings draw from.
