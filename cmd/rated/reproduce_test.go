@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rated-dev/rated/internal/testassets"
 )
 
 // Table 1 only, lexical retrievers: a cell off by more than the tolerance fails the run and is
@@ -35,5 +37,25 @@ func TestReproduceTable1(t *testing.T) {
 	stdout, stderr, err = runRated("reproduce", "--tables", "1", "--expected", updated, "--out", out)
 	if err != nil || !strings.Contains(stdout, "0 FAIL, 0 MISSING") {
 		t.Errorf("regenerated values do not reproduce: %v\n%s\n%s", err, stdout, stderr)
+	}
+}
+
+// The shipped expected values (pkg/reproduce/expected/default.json) must still reproduce:
+// Tables 1 and 2 on the embedded default with the installed encoders. A change that moves a
+// published figure fails here until the expected file is regenerated and the diff reviewed.
+func TestReproduceShippedExpectedValues(t *testing.T) {
+	testassets.ORTLibrary(t)
+	testassets.Model(t, "bge-small-en-v1.5")
+	testassets.Model(t, "all-minilm-l6-v2")
+	t.Setenv("RATED_ASSETS", testassets.Dir(t))
+	stdout, stderr, err := runRated("reproduce", "--tables", "1,2", "--out", t.TempDir())
+	if err != nil || !strings.Contains(stdout, " 0 FAIL, 0 MISSING") {
+		var failed []string
+		for _, line := range strings.Split(stdout, "\n") {
+			if !strings.HasPrefix(line, "[OK]") {
+				failed = append(failed, line)
+			}
+		}
+		t.Fatalf("shipped expected values do not reproduce (%v):\n%s\nstderr tail:\n%s", err, strings.Join(failed, "\n"), stderr[max(0, len(stderr)-2000):])
 	}
 }
