@@ -16,6 +16,8 @@
 # library is only re-extracted when lib/.onnxruntime-version differs from the wanted version.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=../lib/maven.sh
+. "$root/scripts/lib/maven.sh"
 assets=${RATED_ASSETS:-$root/.rated}
 version=${RATED_ORT_VERSION:-1.19.2}
 # sha256 of libonnxruntime.so.1.19.2 (linux x64) as shipped in onnxruntime-node 1.19.2 (enforced on
@@ -54,18 +56,8 @@ if command -v npm >/dev/null 2>&1; then
   source_desc="npm onnxruntime-node@$version ($(sha256sum "$tgz" | cut -d' ' -f1) $(basename "$tgz"))"
 else
   jar=$cache/onnxruntime-$version.jar
-  if [ ! -s "$jar" ]; then
-    url="https://repo1.maven.org/maven2/com/microsoft/onnxruntime/onnxruntime/$version/onnxruntime-$version.jar"
-    echo "10-onnxruntime: downloading $url"
-    curl -fsSL --retry 3 -o "$tmp/ort.jar" "$url"
-    want=$(curl -fsSL --retry 3 "$url.sha1" | cut -d' ' -f1)
-    got=$(sha1sum "$tmp/ort.jar" | cut -d' ' -f1)
-    if [ "$want" != "$got" ]; then
-      echo "10-onnxruntime: sha1 mismatch for $url: want $want, got $got" >&2
-      exit 1
-    fi
-    mv "$tmp/ort.jar" "$jar"
-  fi
+  url="https://repo1.maven.org/maven2/com/microsoft/onnxruntime/onnxruntime/$version/onnxruntime-$version.jar"
+  maven_fetch 10-onnxruntime "$url" "$jar"
   (cd "$tmp" && unzip -q -o "$jar" 'ai/onnxruntime/native/linux-x64/*')
   so=$tmp/ai/onnxruntime/native/linux-x64/libonnxruntime.so
   shared=$tmp/ai/onnxruntime/native/linux-x64/libonnxruntime_providers_shared.so

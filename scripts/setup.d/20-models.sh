@@ -16,6 +16,8 @@
 # sha256 and whose files are present is left alone (idempotent).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=../lib/maven.sh
+. "$root/scripts/lib/maven.sh"
 assets=${RATED_ASSETS:-$root/.rated}
 models=$assets/models
 cache=$assets/cache/models
@@ -34,25 +36,7 @@ install_model() {
   start=$(date +%s)
   local jar=$cache/$artifact-$version.jar
   local url=https://repo1.maven.org/maven2/dev/langchain4j/$artifact/$version/$artifact-$version.jar
-  if [ ! -s "$jar" ] || [ "$(sha256sum "$jar" | cut -d' ' -f1)" != "$want_sha" ]; then
-    echo "20-models: downloading $url"
-    curl -fsSL --retry 3 -o "$jar.part" "$url"
-    local sha1_want sha1_got
-    sha1_want=$(curl -fsSL --retry 3 "$url.sha1" | cut -d' ' -f1)
-    sha1_got=$(sha1sum "$jar.part" | cut -d' ' -f1)
-    if [ "$sha1_want" != "$sha1_got" ]; then
-      echo "20-models: sha1 mismatch for $url: Maven Central says $sha1_want, got $sha1_got" >&2
-      rm -f "$jar.part"
-      return 1
-    fi
-    mv "$jar.part" "$jar"
-  fi
-  local got_sha
-  got_sha=$(sha256sum "$jar" | cut -d' ' -f1)
-  if [ "$got_sha" != "$want_sha" ]; then
-    echo "20-models: sha256 mismatch for $jar: pinned $want_sha, got $got_sha" >&2
-    return 1
-  fi
+  maven_fetch 20-models "$url" "$jar" "$want_sha" || return 1
   local tmp
   tmp=$(mktemp -d "$models/.$name.XXXXXX")
   chmod 0755 "$tmp"

@@ -16,6 +16,8 @@
 # Idempotent: each part is skipped when its stamp matches.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=../lib/maven.sh
+. "$root/scripts/lib/maven.sh"
 assets=${RATED_ASSETS:-$root/.rated}
 cache=$assets/cache/training
 libdir=$assets/lib/training
@@ -31,23 +33,7 @@ else
   start=$(date +%s)
   jar=$cache/onnxruntime-$ort_version-linux-x86_64.jar
   url=https://repo1.maven.org/maven2/org/bytedeco/onnxruntime/$ort_version/onnxruntime-$ort_version-linux-x86_64.jar
-  if [ ! -s "$jar" ] || [ "$(sha256sum "$jar" | cut -d' ' -f1)" != "$jar_sha256" ]; then
-    echo "50-training: downloading $url"
-    curl -fsSL --retry 3 -o "$jar.part" "$url"
-    sha1_want=$(curl -fsSL --retry 3 "$url.sha1" | cut -d' ' -f1)
-    sha1_got=$(sha1sum "$jar.part" | cut -d' ' -f1)
-    if [ "$sha1_want" != "$sha1_got" ]; then
-      echo "50-training: sha1 mismatch for $url: Maven Central says $sha1_want, got $sha1_got" >&2
-      rm -f "$jar.part"
-      exit 1
-    fi
-    mv "$jar.part" "$jar"
-  fi
-  got=$(sha256sum "$jar" | cut -d' ' -f1)
-  if [ "$got" != "$jar_sha256" ]; then
-    echo "50-training: sha256 mismatch for $jar: pinned $jar_sha256, got $got" >&2
-    exit 1
-  fi
+  maven_fetch 50-training "$url" "$jar" "$jar_sha256"
   tmp=$(mktemp -d "$cache/extract.XXXXXX")
   trap 'rm -rf "$tmp"' EXIT
   (cd "$tmp" && unzip -q -o "$jar" 'org/bytedeco/onnxruntime/linux-x86_64/libonnxruntime.so.1' \

@@ -21,6 +21,8 @@ if [ "${RATED_GPU:-}" != "1" ]; then
   exit 0
 fi
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=../lib/maven.sh
+. "$root/scripts/lib/maven.sh"
 assets=${RATED_ASSETS:-$root/.rated}
 cache=$assets/cache/training-gpu
 libdir=$assets/lib/training-gpu
@@ -42,23 +44,7 @@ mkdir -p "$cache" "$libdir"
 start=$(date +%s)
 jar=$cache/onnxruntime-$version-$classifier.jar
 url=https://repo1.maven.org/maven2/org/bytedeco/onnxruntime/$version/onnxruntime-$version-$classifier.jar
-if [ ! -s "$jar" ] || [ "$(sha256sum "$jar" | cut -d' ' -f1)" != "$jar_sha256" ]; then
-  echo "55-training-gpu: downloading $url (129 MB)"
-  curl -fsSL --retry 3 -o "$jar.part" "$url"
-  sha1_want=$(curl -fsSL --retry 3 "$url.sha1" | cut -d' ' -f1)
-  sha1_got=$(sha1sum "$jar.part" | cut -d' ' -f1)
-  if [ "$sha1_want" != "$sha1_got" ]; then
-    echo "55-training-gpu: sha1 mismatch for $url: Maven Central says $sha1_want, got $sha1_got" >&2
-    rm -f "$jar.part"
-    exit 1
-  fi
-  mv "$jar.part" "$jar"
-fi
-got=$(sha256sum "$jar" | cut -d' ' -f1)
-if [ "$got" != "$jar_sha256" ]; then
-  echo "55-training-gpu: sha256 mismatch for $jar: pinned $jar_sha256, got $got" >&2
-  exit 1
-fi
+maven_fetch 55-training-gpu "$url" "$jar" "$jar_sha256"
 tmp=$(mktemp -d "$cache/extract.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 inner=org/bytedeco/onnxruntime/$classifier
