@@ -88,12 +88,13 @@ func BuildWorld(res Resources, cfg *Config) (*sim.World, WorldInfo, error) {
 		}
 	}
 	w := &sim.World{NumTools: len(b.Corpus), Dim: res.Vectorizer.Dim()}
+	rankings, err := rankAll(res.Retriever, queries, depth)
+	if err != nil {
+		return nil, info, err
+	}
 	hits := 0
-	for _, q := range queries {
-		cands, err := res.Retriever.Search(q.Text, depth)
-		if err != nil {
-			return nil, info, fmt.Errorf("retrieve query %s: %w", q.ID, err)
-		}
+	for qi, q := range queries {
+		cands := rankings[qi]
 		ctx, err := res.Vectorizer.QueryVector(q.Text)
 		if err != nil {
 			return nil, info, fmt.Errorf("context of query %s: %w", q.ID, err)
@@ -212,4 +213,34 @@ func centerAndNormalize(v, mu []float64) {
 			v[i] *= inv
 		}
 	}
+}
+
+// batchSearcher is implemented by retrievers that rank many queries in one call (a dense
+// retriever embeds them in batches instead of one ONNX Runtime call per query).
+type batchSearcher interface {
+	SearchBatch(queries []string, k int) ([][]retrieve.Candidate, error)
+}
+
+// rankAll retrieves the top depth tools of every query, in one batch when the retriever can.
+func rankAll(r retrieve.Retriever, queries []bench.Query, depth int) ([][]retrieve.Candidate, error) {
+	if bs, ok := r.(batchSearcher); ok {
+		texts := make([]string, len(queries))
+		for i, q := range queries {
+			texts[i] = q.Text
+		}
+		out, err := bs.SearchBatch(texts, depth)
+		if err != nil {
+			return nil, fmt.Errorf("retrieve %d queries with %s: %w", len(queries), r.Name(), err)
+		}
+		return out, nil
+	}
+	out := make([][]retrieve.Candidate, len(queries))
+	for i, q := range queries {
+		cands, err := r.Search(q.Text, depth)
+		if err != nil {
+			return nil, fmt.Errorf("retrieve query %s: %w", q.ID, err)
+		}
+		out[i] = cands
+	}
+	return out, nil
 }
