@@ -11,37 +11,37 @@ import (
 
 var paperWeights = FusionWeights{Semantic: 0.75, Bandit: 0.15, Prior: 0.10}
 
-// denseLinUCB is an independent reference: LinUCB with a full d×d matrix A = λI + D and
-// D ← γD + x̃x̃ᵀ, solved with gonum. With diagonal=true it keeps only diag(x̃x̃ᵀ), the model RATED
-// uses.
+// denseLinUCB is an independent reference for RATED's model: A = λI + D and D ← γD + diag(x̃x̃ᵀ)
+// kept as gonum matrices, x̃ = [β·x; 1], θ and A⁻¹ from a general matrix inverse.
 type denseLinUCB struct {
-	lambda, gamma, alpha float64
-	diagonal             bool
-	D                    *mat.Dense
-	b                    *mat.VecDense
+	lambda, gamma, alpha, beta float64
+	D                          *mat.Dense
+	b                          *mat.VecDense
 }
 
-func newDense(n int, lambda, gamma, alpha, prior float64, diagonal bool) *denseLinUCB {
-	r := &denseLinUCB{lambda: lambda, gamma: gamma, alpha: alpha, diagonal: diagonal, D: mat.NewDense(n, n, nil), b: mat.NewVecDense(n, nil)}
+func newDense(n int, lambda, gamma, alpha, beta, prior float64) *denseLinUCB {
+	r := &denseLinUCB{lambda: lambda, gamma: gamma, alpha: alpha, beta: beta, D: mat.NewDense(n, n, nil), b: mat.NewVecDense(n, nil)}
 	r.b.SetVec(n-1, lambda*prior)
 	return r
 }
 
-func augment(x []float64) *mat.VecDense {
-	return mat.NewVecDense(len(x)+1, append(append([]float64(nil), x...), 1))
+func (r *denseLinUCB) augment(x []float64) *mat.VecDense {
+	v := mat.NewVecDense(len(x)+1, nil)
+	for i, xi := range x {
+		v.SetVec(i, r.beta*xi)
+	}
+	v.SetVec(len(x), 1)
+	return v
 }
 
 func (r *denseLinUCB) update(x []float64, y float64) {
-	xt := augment(x)
-	n := xt.Len()
+	xt := r.augment(x)
 	var outer mat.Dense
 	outer.Outer(1, xt, xt)
-	if r.diagonal {
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				if i != j {
-					outer.Set(i, j, 0)
-				}
+	for i := 0; i < xt.Len(); i++ {
+		for j := 0; j < xt.Len(); j++ {
+			if i != j {
+				outer.Set(i, j, 0)
 			}
 		}
 	}
@@ -52,7 +52,7 @@ func (r *denseLinUCB) update(x []float64, y float64) {
 }
 
 func (r *denseLinUCB) score(x []float64) float64 {
-	xt := augment(x)
+	xt := r.augment(x)
 	n := xt.Len()
 	A := mat.NewDense(n, n, nil)
 	A.Copy(r.D)
@@ -112,30 +112,17 @@ func TestLinUCBByHand(t *testing.T) {
 
 func TestLinUCBAgainstDenseReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	cases := []struct {
-		name     string
-		axis     bool // axis-aligned contexts: the diagonal model is then exact LinUCB
-		diagonal bool
-	}{
-		{"random contexts equal the diagonal reference", false, true},
-	}
-	for _, c := range cases {
+	for _, beta := range []float64{1, 0.3} {
 		for _, gamma := range []float64{1, 0.95, 0.5} {
-			p := NewDiscountedLinUCB("r", LinUCBConfig{Alpha: 0.3, Gamma: gamma, Ridge: 0.7, Weights: banditOnly, ContextScale: 1}, 1, 3)
-			ref := newDense(4, 0.7, gamma, 0.3, 0.4, c.diagonal)
+			p := NewDiscountedLinUCB("r", LinUCBConfig{Alpha: 0.3, Gamma: gamma, Ridge: 0.7, Weights: banditOnly, ContextScale: beta}, 1, 3)
+			ref := newDense(4, 0.7, gamma, 0.3, beta, 0.4)
 			out := make([]float64, 1)
 			for step := 0; step < 40; step++ {
-				var x []float64
-				if c.axis {
-					x = []float64{0, 0, 0}
-					x[rng.IntN(3)] = 1
-				} else {
-					x = unit([]float64{rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()})
-				}
+				x := unit([]float64{rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()})
 				s := &Step{Context: x, Candidates: []Candidate{{Tool: 0, Prior: 0.4}}}
 				p.Scores(s, out)
 				if want := ref.score(x); math.Abs(out[0]-want) > 1e-9 {
-					t.Fatalf("%s γ=%v step %d: score %v, reference %v", c.name, gamma, step, out[0], want)
+					t.Fatalf("β=%v γ=%v step %d: score %v, reference %v", beta, gamma, step, out[0], want)
 				}
 				y := rng.Float64() < 0.6
 				p.Observe(s, 0, y)
