@@ -44,7 +44,6 @@ type RetrievalConfig struct {
 // DynamicConfig configures the step loop and the measures.
 type DynamicConfig struct {
 	Steps       int      `yaml:"steps" json:"steps"`
-	Warmup      int      `yaml:"warmup" json:"warmup"`
 	SummaryFrom int      `yaml:"summary_from" json:"summary_from"`
 	SummaryTo   int      `yaml:"summary_to" json:"summary_to"`
 	ASWindow    int      `yaml:"as_window" json:"as_window"`

@@ -29,7 +29,7 @@ func TestPaperConfigHoldsThePaperValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := cfg.Dynamic
-	if cfg.Retrieval.K != 10 || d.Steps != 10000 || d.Warmup != 2000 || d.SummaryFrom != 2000 || d.SummaryTo != 5000 || d.ASWindow != 200 {
+	if cfg.Retrieval.K != 10 || d.Steps != 10000 || cfg.Scenarios[0].Onset() != 2000 || cfg.Scenarios[1].Onset() != 2000 || d.SummaryFrom != 2000 || d.SummaryTo != 5000 || d.ASWindow != 200 {
 		t.Errorf("protocol values differ from the paper: %+v %+v", cfg.Retrieval, d)
 	}
 	if f := cfg.Fusion; f.Semantic != 0.75 || f.Bandit != 0.15 || f.Prior != 0.10 {
@@ -88,7 +88,7 @@ func TestEnvironmentOverrides(t *testing.T) {
 
 // small is a short run of the paper protocol scaled down, for tests.
 const small = `
-dynamic: {steps: 3000, warmup: 1000, summary_from: 1000, summary_to: 2500, as_window: 100, seeds: [1, 2], split: test, curve_stride: 50}
+dynamic: {steps: 3000, summary_from: 1000, summary_to: 2500, as_window: 100, seeds: [1, 2], split: test, curve_stride: 50}
 scenarios:
   - {name: p20, failure_rate: 0.2, theta: 0.9, events: [{kind: persistent, start: 1000, select: {by: frequency, skip_top: 0.1, fraction: 0.2}}]}
 `
