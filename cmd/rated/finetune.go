@@ -12,6 +12,7 @@ import (
 
 	"github.com/rated-dev/rated/pkg/bench"
 	"github.com/rated-dev/rated/pkg/encode"
+	"github.com/rated-dev/rated/pkg/evaldynamic"
 	"github.com/rated-dev/rated/pkg/train"
 )
 
@@ -147,7 +148,7 @@ checkpoints/last unless --fresh.`,
 	f.IntVar(&batch, "batch", 8, "queries per step (bound into the graph)")
 	f.IntVar(&negPer, "hard-negatives", 1, "hard negatives per query (bound into the graph)")
 	f.IntVar(&maxLen, "max-len", 256, "token length every row is padded or truncated to (bound into the graph)")
-	f.Float64Var(&tau, "tau", 0.05, "InfoNCE temperature (bound into the graph)")
+	f.Float64Var(&tau, "tau", paperConfig().Retrieval.Tau, "InfoNCE temperature (bound into the graph; default retrieval.tau of configs/paper.yaml)")
 	f.Float64Var(&lr, "lr", 1e-5, "peak learning rate (AdamW)")
 	f.IntVar(&warmup, "warmup", 1000, "linear warm-up steps")
 	f.IntVar(&epochs, "epochs", 1, "passes over the training pairs")
@@ -172,4 +173,14 @@ func tail(b []byte, n int) string {
 		b = b[len(b)-n:]
 	}
 	return string(b)
+}
+
+// paperConfig is the embedded configs/paper.yaml. It is valid by construction (TestPaperConfig…
+// in pkg/evaldynamic), so a failure here is a build defect, not a user error.
+func paperConfig() *evaldynamic.Config {
+	cfg, err := evaldynamic.PaperConfig()
+	if err != nil {
+		panic(fmt.Sprintf("embedded configs/paper.yaml: %v", err))
+	}
+	return cfg
 }

@@ -74,8 +74,27 @@ func LoadConfig(v *viper.Viper, files []string) (*Config, error) {
 	v.SetEnvPrefix("RATED")
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	v.AutomaticEnv()
+	return decode(v)
+}
+
+// PaperConfig returns the embedded configs/paper.yaml alone: no files, environment or flags.
+func PaperConfig() (*Config, error) {
+	base, err := configs.Files.ReadFile("paper.yaml")
+	if err != nil {
+		return nil, err
+	}
+	v := viper.New()
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(bytes.NewReader(base)); err != nil {
+		return nil, fmt.Errorf("embedded configs/paper.yaml: %w", err)
+	}
+	return decode(v)
+}
+
+// decode unmarshals v into a Config, refusing unknown keys, and validates it.
+func decode(v *viper.Viper) (*Config, error) {
 	var cfg Config
-	err = v.Unmarshal(&cfg, func(dc *mapstructure.DecoderConfig) {
+	err := v.Unmarshal(&cfg, func(dc *mapstructure.DecoderConfig) {
 		dc.TagName = "yaml"
 		dc.ErrorUnused = true
 		dc.WeaklyTypedInput = true
