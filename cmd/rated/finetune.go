@@ -35,7 +35,8 @@ func newFinetuneCmd() *cobra.Command {
 paper's contrastive recipe (InfoNCE over in-batch positives and hard negatives, tau 0.05, batch 8,
 lr 1e-5 with 1,000 warm-up steps then linear decay, max length 256, 1 epoch), validating MRR on the
 dev split every --val-every steps and keeping the best checkpoint. Hard negatives come from
-BENCH/negatives.jsonl (rated build-bench) and, where it lacks them, from BM25.
+BENCH/negatives.jsonl (rated build-bench) and, where it lacks them, from BM25. --bench may also be
+a rated build-bench output folder: its EcoAgent-Syn (syn/) is then the benchmark, as in the paper.
 
 The training graph is built once into OUT/artifacts by scripts/train/build_artifacts.py (Python venv
 <assets>/train-venv from scripts/setup.d/50-training.sh) unless --artifacts names one. Steps run in
@@ -67,10 +68,20 @@ checkpoints/last unless --fresh.`,
 					}
 				}
 			}
+			log := cmd.ErrOrStderr()
+			// The benchmark is read before the training graph is built (15 s or more), so a wrong
+			// --bench fails at once.
+			if synDir, ok := buildBenchSynDir(benchDir); ok {
+				fmt.Fprintf(log, "finetune: %s is a rated build-bench output folder: training on its EcoAgent-Syn, %s\n", benchDir, synDir)
+				benchDir = synDir
+			}
+			b, err := bench.ReadDir(benchDir)
+			if err != nil {
+				return err
+			}
 			if negatives == "" {
 				negatives = filepath.Join(benchDir, "negatives.jsonl")
 			}
-			log := cmd.ErrOrStderr()
 			if fresh {
 				if err := os.RemoveAll(filepath.Join(outDir, "checkpoints")); err != nil {
 					return err
@@ -102,10 +113,6 @@ checkpoints/last unless --fresh.`,
 				return fmt.Errorf("finetune: %s was built with batch %d, hard negatives %d, length %d, tau %g, towers %s; the flags ask for %d, %d, %d, %g, %s: delete it or pass matching flags",
 					artifactsDir, art.Batch, art.Negatives, art.Seq, art.Tau, art.Towers, batch, negPer, maxLen, tau, towers)
 			}
-			b, err := bench.ReadDir(benchDir)
-			if err != nil {
-				return err
-			}
 			rt, err := train.OpenRuntime(lib)
 			if err != nil {
 				return err
@@ -131,7 +138,7 @@ checkpoints/last unless --fresh.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&modelDir, "model", "", "source model folder (model.onnx, tokenizer.json, rated.yaml)")
-	f.StringVar(&benchDir, "bench", "", "BEIR benchmark folder with qrels/train.tsv (and dev.tsv)")
+	f.StringVar(&benchDir, "bench", "", "BEIR benchmark folder with qrels/train.tsv (and dev.tsv), or a rated build-bench output folder (its syn/ is used)")
 	f.StringVar(&outDir, "out", "", "output model folder")
 	f.StringVar(&name, "name", "", "model name in rated.yaml (default: the --out folder name)")
 	f.StringVar(&artifactsDir, "artifacts", "", "prebuilt training artifacts (default: build into OUT/artifacts)")
@@ -161,6 +168,16 @@ checkpoints/last unless --fresh.`,
 	f.IntVar(&threads, "threads", 0, "ONNX Runtime intra-op threads (0: all cores)")
 	f.BoolVar(&fresh, "fresh", false, "discard OUT/checkpoints instead of resuming")
 	return cmd
+}
+
+// buildBenchSynDir reports DIR/syn when DIR is a `rated build-bench` output folder (no
+// corpus.jsonl of its own, a syn/ benchmark inside): the fine-tuning data the paper uses.
+func buildBenchSynDir(dir string) (string, bool) {
+	syn := filepath.Join(dir, "syn")
+	if fileExists(filepath.Join(dir, "corpus.jsonl")) || !fileExists(filepath.Join(syn, "corpus.jsonl")) {
+		return "", false
+	}
+	return syn, true
 }
 
 func fileExists(path string) bool {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rated-dev/rated/internal/testassets"
+	"github.com/rated-dev/rated/pkg/bench"
 	"github.com/rated-dev/rated/pkg/defaultbench"
 	"github.com/rated-dev/rated/pkg/train"
 )
@@ -34,7 +35,19 @@ func TestFinetuneFlagErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dirs := []string{"--model", t.TempDir(), "--bench", t.TempDir(), "--out", filepath.Join(t.TempDir(), "out")}
+	// A readable benchmark, and a rated build-bench output folder holding one under syn/.
+	benchDir, buildBenchDir := t.TempDir(), t.TempDir()
+	b := &bench.Bench{Corpus: []bench.Doc{{ID: "a", Title: "A", Text: "tool a"}}, Queries: []bench.Query{{ID: "q", Text: "use a"}},
+		Splits: map[string]bench.Qrels{"train": {"q": {"a": 1}}}}
+	if err := b.Write(benchDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Write(filepath.Join(buildBenchDir, "syn")); err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir()
+	out := filepath.Join(t.TempDir(), "out")
+	dirs := []string{"--model", t.TempDir(), "--bench", benchDir, "--out", out}
 	cases := []struct {
 		name string
 		args []string
@@ -43,7 +56,10 @@ func TestFinetuneFlagErrors(t *testing.T) {
 		{"no flags", nil, "--model, --bench and --out are required"},
 		{"no out", []string{"--model", "m", "--bench", "b"}, "--model, --bench and --out are required"},
 		{"tpu", append([]string{"--device", "tpu"}, dirs...), `--device "tpu": want cpu or cuda`},
+		// The benchmark is read before the training graph would be built: no artifacts, no venv needed.
+		{"no benchmark", []string{"--model", t.TempDir(), "--bench", empty, "--out", out, "--assets", t.TempDir()}, "benchmark " + empty + ": corpus.jsonl"},
 		{"stale artifacts", append([]string{"--artifacts", art}, dirs...), "was built with batch 4, hard negatives 1, length 16"},
+		{"build-bench folder", []string{"--artifacts", art, "--model", t.TempDir(), "--bench", buildBenchDir, "--out", out}, "was built with batch 4"},
 		{"missing artifacts", append([]string{"--artifacts", t.TempDir()}, dirs...), "artifacts.json"},
 	}
 	for _, c := range cases {
