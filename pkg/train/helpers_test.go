@@ -13,7 +13,8 @@ import (
 )
 
 // The tests run the real all-MiniLM-L6-v2 through training artifacts that
-// scripts/setup.d/50-training.sh builds at small shapes (B=4, N=1, seq 16; dual: B=2).
+// scripts/setup.d/50-training.sh builds at small shapes (B=4, N=1, seq 16; dual: B=2), and at
+// B=8, N=1, seq 32 for the fine-tune on the Syn fixture.
 
 // trainingLibrary is the training library the tests run on: $RATED_TRAIN_LIB when set (e.g. the
 // GPU build, for scripts/gpu-check.sh), else the CPU build of 50-training.sh.

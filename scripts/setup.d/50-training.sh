@@ -11,7 +11,8 @@
 #     by scripts/train/build_artifacts.py to build training artifacts (never at step time). No torch.
 #  3. Training artifacts for the tests, when the model folders are installed (20-models.sh), into
 #     $RATED_ASSETS/train/: all-minilm-l6-v2-test (shared, B=4, N=1, seq 16), all-minilm-l6-v2-test-dual
-#     (dual towers, B=2), bge-small-en-v1.5-test (shared, B=2, seq 32; CLS pooling, query prefix).
+#     (dual towers, B=2), all-minilm-l6-v2-b8-s32 (shared, B=8, N=1, seq 32; the Syn fine-tune test),
+#     bge-small-en-v1.5-test (shared, B=2, seq 32; CLS pooling, query prefix).
 #
 # Idempotent: each part is skipped when its stamp matches.
 set -euo pipefail
@@ -106,6 +107,9 @@ minilm=$assets/models/all-minilm-l6-v2
 if [ -s "$minilm/model.onnx" ]; then
   build all-minilm-l6-v2-test "$minilm" --batch 4 --negatives 1 --seq 16 --towers shared
   build all-minilm-l6-v2-test-dual "$minilm" --batch 2 --negatives 1 --seq 16 --towers dual
+  # The paper's batch at a length that holds a generated query and most of a tool description:
+  # the fine-tune on the Syn fixture (pkg/train/syn_test.go).
+  build all-minilm-l6-v2-b8-s32 "$minilm" --batch 8 --negatives 1 --seq 32 --towers shared
 else
   echo "50-training: $minilm not installed (20-models.sh); no test artifacts built"
 fi
