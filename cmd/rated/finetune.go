@@ -27,6 +27,7 @@ func newFinetuneCmd() *cobra.Command {
 		lr, tau, maxLossRatio                                                  float64
 		seed                                                                   uint64
 		fresh, tf32                                                            bool
+		negativeKinds                                                          []string
 	)
 	cmd := &cobra.Command{
 		Use:   "finetune --model DIR --bench DIR --out DIR",
@@ -54,6 +55,11 @@ checkpoints/last unless --fresh.`,
 			}
 			if device != encode.DeviceCPU && device != encode.DeviceCUDA {
 				return fmt.Errorf("finetune: --device %q: want cpu or cuda", device)
+			}
+			for _, k := range negativeKinds {
+				if k != train.NegativeHard && k != train.NegativeRandom {
+					return fmt.Errorf("finetune: --negative-kinds %q: want %s and/or %s", k, train.NegativeHard, train.NegativeRandom)
+				}
 			}
 			if assets == "" {
 				assets = encode.DefaultAssetsDir()
@@ -120,7 +126,7 @@ checkpoints/last unless --fresh.`,
 			defer rt.Close()
 			st, err := train.Run(train.Config{
 				Runtime: rt, EncodeRuntime: encode.NewRuntime(lib), Artifacts: art, ModelDir: modelDir, OutDir: outDir, Name: name,
-				Bench: b, BenchDir: benchDir, TrainSplit: trainSplit, ValSplit: valSplit, NegativesPath: negatives,
+				Bench: b, BenchDir: benchDir, TrainSplit: trainSplit, ValSplit: valSplit, NegativesPath: negatives, NegativeKinds: negativeKinds,
 				LR: lr, Warmup: warmup, Epochs: epochs, MaxSteps: maxSteps, Seed: seed, ValEvery: valEvery, ValMaxQueries: valMax,
 				CheckpointEvery: ckEvery, MaxLossRatio: maxLossRatio, Threads: threads, Resume: true, Log: log,
 				Device: device, CUDADevice: cudaDevice, TF32: tf32,
@@ -146,6 +152,7 @@ checkpoints/last unless --fresh.`,
 	f.StringVar(&assets, "assets", "", "asset folder (default $RATED_ASSETS or .rated)")
 	f.StringVar(&lib, "lib", "", "training-enabled ONNX Runtime (default <assets>/lib/training/libonnxruntime.so)")
 	f.StringVar(&negatives, "negatives", "", "hard negatives file (default BENCH/negatives.jsonl; missing: BM25)")
+	f.StringSliceVar(&negativeKinds, "negative-kinds", nil, "kinds of negatives.jsonl to use, in order: hard, random (default: hard first, then random)")
 	f.StringVar(&trainSplit, "train-split", "train", "qrels split to train on")
 	f.StringVar(&valSplit, "val-split", "dev", "qrels split to validate on (- for none)")
 	f.StringVar(&towers, "towers", train.TowersShared, "shared (one encoder) or dual (DRAGON-style query and document towers)")

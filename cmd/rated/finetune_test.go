@@ -56,6 +56,7 @@ func TestFinetuneFlagErrors(t *testing.T) {
 		{"no flags", nil, "--model, --bench and --out are required"},
 		{"no out", []string{"--model", "m", "--bench", "b"}, "--model, --bench and --out are required"},
 		{"tpu", append([]string{"--device", "tpu"}, dirs...), `--device "tpu": want cpu or cuda`},
+		{"negative kind", append([]string{"--negative-kinds", "random,bm25"}, dirs...), `--negative-kinds "bm25": want hard and/or random`},
 		// The benchmark is read before the training graph would be built: no artifacts, no venv needed.
 		{"no benchmark", []string{"--model", t.TempDir(), "--bench", empty, "--out", out, "--assets", t.TempDir()}, "benchmark " + empty + ": corpus.jsonl"},
 		{"stale artifacts", append([]string{"--artifacts", art}, dirs...), "was built with batch 4, hard negatives 1, length 16"},

@@ -29,14 +29,22 @@ type NegativeSources struct {
 	File, BM25, Random int
 }
 
+// Kinds of negatives in negatives.jsonl (`rated build-bench`, pkg/synth).
+const (
+	NegativeHard   = "hard"
+	NegativeRandom = "random"
+)
+
 // bm25Depth is how many BM25 results are scanned for hard negatives.
 const bm25Depth = 50
 
 // LoadExamples builds one example per (query, relevant document) pair of split, in qrels order,
 // each with n negatives: first those of negativesPath (negatives.jsonl; "" or a missing file skips
-// it) in file order, then the best BM25-ranked tools that are not relevant to the query, then
-// uniformly random non-relevant tools (rng). Document texts are retrieve.DocText.
-func LoadExamples(b *bench.Bench, split, negativesPath string, n int, rng *rand.Rand) ([]Example, NegativeSources, error) {
+// it) of the given kinds, kind by kind in the order of kinds and in file order within a kind (nil
+// kinds: "hard" first, then every other kind), then the best BM25-ranked tools that are not
+// relevant to the query, then uniformly random non-relevant tools (rng). Document texts are
+// retrieve.DocText.
+func LoadExamples(b *bench.Bench, split, negativesPath string, kinds []string, n int, rng *rand.Rand) ([]Example, NegativeSources, error) {
 	var src NegativeSources
 	if _, ok := b.Splits[split]; !ok {
 		return nil, src, fmt.Errorf("benchmark has no %s split (qrels/%s.tsv)", split, split)
@@ -47,7 +55,7 @@ func LoadExamples(b *bench.Bench, split, negativesPath string, n int, rng *rand.
 	}
 	fileNegs := map[[2]string][]string{}
 	if negativesPath != "" {
-		recs, err := readNegatives(negativesPath, docs)
+		recs, err := readNegatives(negativesPath, docs, kinds)
 		if err != nil {
 			return nil, src, err
 		}
@@ -174,7 +182,9 @@ func isRelevant(e Example, docID string) bool {
 	return e.Relevant[docID]
 }
 
-func readNegatives(path string, docs map[string]bench.Doc) (map[[2]string][]string, error) {
+// readNegatives reads negatives.jsonl into (query, positive) -> negative tool ids, ordered by
+// kinds (see LoadExamples).
+func readNegatives(path string, docs map[string]bench.Doc, kinds []string) (map[[2]string][]string, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return map[[2]string][]string{}, nil
@@ -194,20 +204,28 @@ func readNegatives(path string, docs map[string]bench.Doc) (map[[2]string][]stri
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
-		// Hard negatives first, then the rest, each in file order.
 		var hard, rest []string
+		byKind := map[string][]string{}
 		for _, n := range r.Negatives {
 			if _, ok := docs[n.ToolID]; !ok {
 				return nil, fmt.Errorf("%s:%d: negative %s is not in the corpus", path, line, n.ToolID)
 			}
-			if n.Kind == "hard" {
+			byKind[n.Kind] = append(byKind[n.Kind], n.ToolID)
+			if n.Kind == NegativeHard {
 				hard = append(hard, n.ToolID)
 			} else {
 				rest = append(rest, n.ToolID)
 			}
 		}
 		key := [2]string{r.QueryID, r.Positive}
-		out[key] = append(out[key], append(hard, rest...)...)
+		if kinds == nil {
+			// Hard negatives first, then the rest, each in file order.
+			out[key] = append(out[key], append(hard, rest...)...)
+			continue
+		}
+		for _, k := range kinds {
+			out[key] = append(out[key], byKind[k]...)
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -26,7 +26,11 @@ func (t *trainer) report(chosen int) string {
 	p("|---|---|")
 	p("| benchmark | `%s` |", cfg.BenchDir)
 	p("| training split | %s: %d (query, positive) pairs |", cfg.TrainSplit, st.Examples)
-	p("| negatives per pair | %d: %d from negatives.jsonl, %d BM25-mined, %d random |", art.Negatives, st.Negatives.File, st.Negatives.BM25, st.Negatives.Random)
+	kinds := "hard first, then the rest"
+	if cfg.NegativeKinds != nil {
+		kinds = "kinds " + strings.Join(cfg.NegativeKinds, ", ")
+	}
+	p("| negatives per pair | %d: %d from negatives.jsonl (%s), %d BM25-mined, %d random |", art.Negatives, st.Negatives.File, kinds, st.Negatives.BM25, st.Negatives.Random)
 	if cfg.ValSplit != "-" {
 		q := len(cfg.Bench.SplitQueries(cfg.ValSplit))
 		if cfg.ValMaxQueries > 0 && cfg.ValMaxQueries < q {

@@ -42,7 +42,10 @@ type Config struct {
 	TrainSplit string
 	ValSplit   string
 	// NegativesPath is negatives.jsonl (optional; BM25 mining fills what it lacks).
+	// NegativeKinds chooses which of its kinds are used, in that order (nil: "hard" first, then
+	// the rest); see LoadExamples.
 	NegativesPath string
+	NegativeKinds []string
 	// LR is the peak learning rate, Warmup the warm-up steps, Epochs the passes over the training
 	// pairs; MaxSteps > 0 caps the steps.
 	LR       float64
@@ -186,7 +189,7 @@ func (t *trainer) run() (*State, error) {
 	}
 	asm := &Assembler{Artifacts: art, Tokenizer: tok, QueryPrefix: mcfg.QueryPrefix, DocPrefix: mcfg.DocPrefix}
 	dataRNG := rand.New(rand.NewPCG(cfg.Seed, 0x6e656761)) // "nega"
-	examples, negSrc, err := LoadExamples(cfg.Bench, cfg.TrainSplit, cfg.NegativesPath, art.Negatives, dataRNG)
+	examples, negSrc, err := LoadExamples(cfg.Bench, cfg.TrainSplit, cfg.NegativesPath, cfg.NegativeKinds, art.Negatives, dataRNG)
 	if err != nil {
 		return nil, fmt.Errorf("finetune %s: %w", cfg.BenchDir, err)
 	}

@@ -82,7 +82,7 @@ func TestLoadExamplesNegatives(t *testing.T) {
 	if err := os.WriteFile(negs, []byte(line), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ex, src, err := LoadExamples(b, "train", negs, 2, rand.New(rand.NewPCG(1, 2)))
+	ex, src, err := LoadExamples(b, "train", negs, nil, 2, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,8 +105,48 @@ func TestLoadExamplesNegatives(t *testing.T) {
 			t.Errorf("query %s: positive %q, %d negatives", e.QueryID, e.Positive, len(e.Negatives))
 		}
 	}
-	if _, _, err := LoadExamples(b, "test", "", 1, rand.New(rand.NewPCG(1, 2))); err == nil {
+	if _, _, err := LoadExamples(b, "test", "", nil, 1, rand.New(rand.NewPCG(1, 2))); err == nil {
 		t.Error("a missing split must be an error")
+	}
+}
+
+// TestLoadExamplesNegativeKinds: the kinds chosen from negatives.jsonl and their order, by hand.
+// The record lists random, hard, random, hard; BM25 fills what the kinds leave short.
+func TestLoadExamplesNegativeKinds(t *testing.T) {
+	b := smallBench()
+	negs := filepath.Join(t.TempDir(), "negatives.jsonl")
+	line := `{"query_id":"tslack","positive":"slack","negatives":[{"tool_id":"maps","kind":"random"},{"tool_id":"gmail","kind":"hard"},` +
+		`{"tool_id":"fx","kind":"random"},{"tool_id":"jira","kind":"hard"}]}` + "\n"
+	if err := os.WriteFile(negs, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		kinds    []string
+		n        int
+		want     string // the first negatives, in order
+		fromFile int
+	}{
+		{nil, 4, "gmail,jira,maps,fx", 4},
+		{[]string{NegativeHard, NegativeRandom}, 4, "gmail,jira,maps,fx", 4},
+		{[]string{NegativeRandom, NegativeHard}, 4, "maps,fx,gmail,jira", 4},
+		{[]string{NegativeRandom}, 2, "maps,fx", 2},
+		{[]string{NegativeHard}, 1, "gmail", 1},
+		{[]string{NegativeRandom}, 3, "maps,fx", 2}, // the third is BM25's
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprint(c.kinds, c.n), func(t *testing.T) {
+			ex, src, err := LoadExamples(b, "train", negs, c.kinds, c.n, rand.New(rand.NewPCG(1, 2)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ex[0].NegativeIDs
+			if ex[0].QueryID != "tslack" || len(got) != c.n || strings.Join(got[:len(strings.Split(c.want, ","))], ",") != c.want {
+				t.Errorf("negatives %v, want %s first (%d in all)", got, c.want, c.n)
+			}
+			if src.File != c.fromFile {
+				t.Errorf("%d negatives from the file, want %d", src.File, c.fromFile)
+			}
+		})
 	}
 }
 
