@@ -35,6 +35,6 @@ reproduce:
 	$(GO) run ./cmd/rated reproduce --out runs/reproduce
 
 # The paper's fine-tuning chain: local Gemma -> EcoAgent-Syn (build-bench) -> rated finetune ->
-# Table 1 of the frozen and fine-tuned encoder (scripts/finetune-syn.sh; about 45 min on 2 cores).
+# Table 1 of the frozen and fine-tuned encoders (scripts/finetune-syn.sh; about 40 min on 2 cores).
 finetune-syn:
 	bash scripts/finetune-syn.sh
