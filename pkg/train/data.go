@@ -204,27 +204,25 @@ func readNegatives(path string, docs map[string]bench.Doc, kinds []string) (map[
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
-		var hard, rest []string
-		byKind := map[string][]string{}
 		for _, n := range r.Negatives {
 			if _, ok := docs[n.ToolID]; !ok {
 				return nil, fmt.Errorf("%s:%d: negative %s is not in the corpus", path, line, n.ToolID)
 			}
-			byKind[n.Kind] = append(byKind[n.Kind], n.ToolID)
-			if n.Kind == NegativeHard {
-				hard = append(hard, n.ToolID)
-			} else {
-				rest = append(rest, n.ToolID)
-			}
 		}
 		key := [2]string{r.QueryID, r.Positive}
-		if kinds == nil {
-			// Hard negatives first, then the rest, each in file order.
-			out[key] = append(out[key], append(hard, rest...)...)
-			continue
+		take := func(keep func(kind string) bool) { // in file order
+			for _, n := range r.Negatives {
+				if keep(n.Kind) {
+					out[key] = append(out[key], n.ToolID)
+				}
+			}
 		}
-		for _, k := range kinds {
-			out[key] = append(out[key], byKind[k]...)
+		if kinds == nil {
+			take(func(k string) bool { return k == NegativeHard })
+			take(func(k string) bool { return k != NegativeHard })
+		}
+		for _, want := range kinds {
+			take(func(k string) bool { return k == want })
 		}
 	}
 	if err := sc.Err(); err != nil {
