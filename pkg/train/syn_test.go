@@ -15,8 +15,9 @@ const synFixture = "testdata/syn-gemma3-270m"
 
 // TestFineTuneOnGemmaSynRaisesDevMRR: one epoch of fine-tuning all-MiniLM-L6-v2 (batch 8, one hard
 // negative, length 32) on the train split of a Syn set built by `rated build-bench` with the real
-// Gemma raises MRR on its dev split over the frozen model. Both MRRs are measured on the model folders on disk (the source folder and the
-// exported one), with full-length encoding, not read from the run's own state.
+// Gemma raises MRR on its dev split over the frozen model. Both MRRs are measured on the model
+// folders on disk (the source folder and the exported one), with full-length encoding, not read
+// from the run's own state.
 func TestFineTuneOnGemmaSynRaisesDevMRR(t *testing.T) {
 	rt, ert := testRuntime(t)
 	b, err := bench.ReadDir(synFixture)
