@@ -103,6 +103,21 @@ func (ix *pyIndex) classFacts(c *pyClass) ([]catalog.Endpoint, []catalog.Credent
 	return dedupeEndpoints(eps), creds
 }
 
+// addPyTree indexes the Python package top of one source tree into ix and records the tree's
+// warnings and its source (distribution name and version from its metadata, else defaultName) in
+// res. It reports whether the tree held any module of top.
+func addPyTree(res *PlatformResult, ix *pyIndex, t *Tree, top, defaultName string, warn func(string)) bool {
+	res.Warnings = append(res.Warnings, t.Warnings...)
+	name, version := pyDistInfo(t)
+	if name == "" {
+		name = defaultName
+	}
+	res.Sources = append(res.Sources, SourceInfo{Package: name, Version: version, Path: t.Label})
+	before := len(ix.modules)
+	ix.addTree(t, top, sourceRef{Package: name, Version: version, Label: t.Label}, nil, warn)
+	return len(ix.modules) > before
+}
+
 // CrawlLangChain reads langchain-community: every BaseTool subclass under
 // langchain_community/tools/ with a static name, and every operation a toolkit under
 // langchain_community/agent_toolkits/ lists as {"mode", "name", "description"}.
@@ -112,15 +127,7 @@ func CrawlLangChain(trees []*Tree) (*PlatformResult, error) {
 	warn := func(s string) { res.Warnings = append(res.Warnings, s) }
 	ix := newPyIndex()
 	for _, t := range trees {
-		res.Warnings = append(res.Warnings, t.Warnings...)
-		name, version := pyDistInfo(t)
-		if name == "" {
-			name = "langchain-community"
-		}
-		res.Sources = append(res.Sources, SourceInfo{Package: name, Version: version, Path: t.Label})
-		before := len(ix.modules)
-		ix.addTree(t, top, sourceRef{Package: name, Version: version, Label: t.Label}, nil, warn)
-		if len(ix.modules) == before {
+		if !addPyTree(res, ix, t, top, "langchain-community", warn) {
 			return nil, fmt.Errorf("crawl langchain %s: no %s/ Python package inside", t.Label, top)
 		}
 	}
@@ -271,15 +278,7 @@ func CrawlCrewAI(trees []*Tree) (*PlatformResult, error) {
 	ix := newPyIndex()
 	specs := map[string]crewSpec{}
 	for _, t := range trees {
-		res.Warnings = append(res.Warnings, t.Warnings...)
-		name, version := pyDistInfo(t)
-		if name == "" {
-			name = "crewai-tools"
-		}
-		res.Sources = append(res.Sources, SourceInfo{Package: name, Version: version, Path: t.Label})
-		before := len(ix.modules)
-		ix.addTree(t, top, sourceRef{Package: name, Version: version, Label: t.Label}, nil, warn)
-		if len(ix.modules) == before {
+		if !addPyTree(res, ix, t, top, "crewai-tools", warn) {
 			return nil, fmt.Errorf("crawl crewai %s: no %s/ Python package inside", t.Label, top)
 		}
 		for _, p := range t.Find("tool.specs.json") {
@@ -437,15 +436,7 @@ func CrawlLlamaIndex(trees []*Tree) (*PlatformResult, error) {
 	warn := func(s string) { res.Warnings = append(res.Warnings, s) }
 	ix := newPyIndex()
 	for _, t := range trees {
-		res.Warnings = append(res.Warnings, t.Warnings...)
-		name, version := pyDistInfo(t)
-		if name == "" {
-			name = path.Base(t.Label)
-		}
-		res.Sources = append(res.Sources, SourceInfo{Package: name, Version: version, Path: t.Label})
-		before := len(ix.modules)
-		ix.addTree(t, top, sourceRef{Package: name, Version: version, Label: t.Label}, nil, warn)
-		if len(ix.modules) == before {
+		if !addPyTree(res, ix, t, top, path.Base(t.Label), warn) {
 			warn(fmt.Sprintf("crawl llamaindex %s: no %s/ Python package inside", t.Label, top))
 		}
 	}
