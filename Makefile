@@ -7,7 +7,7 @@ GO ?= go
 # library and the encoders (dense retrieval; skipped when already there), then writes Table 2.
 demo:
 	bash scripts/setup onnxruntime models
-	$(GO) run ./cmd/rated eval dynamic --out runs/default
+	$(GO) run . eval dynamic --out runs/default
 
 setup:
 	bash scripts/setup
@@ -32,7 +32,7 @@ bench:
 # pkg/reproduce/expected/default.json ([OK] or the difference per cell).
 reproduce:
 	bash scripts/setup onnxruntime models
-	$(GO) run ./cmd/rated reproduce --out runs/reproduce
+	$(GO) run . reproduce --out runs/reproduce
 
 # The paper's fine-tuning chain: local Gemma -> EcoAgent-Syn (build-bench) -> rated finetune ->
 # Table 1 of the frozen and fine-tuned encoders (scripts/finetune-syn.sh; about 40 min on 2 cores).

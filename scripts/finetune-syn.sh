@@ -30,7 +30,7 @@ batch=8
 
 bash scripts/setup onnxruntime models llm training
 mkdir -p bin "$out"
-go build -o bin/rated ./cmd/rated
+go build -o bin/rated .
 rated=bin/rated
 
 started_llm=0

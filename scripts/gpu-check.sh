@@ -40,7 +40,7 @@ pack() {
   local b=$carry/bundle
   mkdir -p "$b/bin" "$b/assets/lib/training-gpu" "$b/assets/models" "$b/assets/train"
   echo "gpu-check pack: building binaries"
-  go build -o "$b/bin/rated" ./cmd/rated
+  go build -o "$b/bin/rated" .
   go test -c -o "$b/bin/train.test" ./pkg/train
   go test -c -o "$b/bin/encode.test" ./pkg/encode
   cat >"$carry/src/writebench/main.go" <<'EOF'

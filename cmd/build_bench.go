@@ -1,8 +1,9 @@
-package main
+package cmd
 
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/rated-dev/rated/data"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -76,7 +77,7 @@ The LLM server must be running: rated llm up.`,
 	fl.Int64Var(&f.seed, "seed", 0, "generation seed (0: the config's seed)")
 	fl.IntVar(&f.concurrency, "concurrency", 0, "requests in flight (0: the config's concurrency)")
 	fl.StringVar(&f.retriever, "retriever", "", "retriever for hard negatives and Real candidates: auto (dense with the first installed encoder, else BM25), bm25, dense, dense:<model> (default: the config's retriever, else auto)")
-	fl.StringVar(&f.realQueries, "real-queries", filepath.Join("..", "shared", "data", "toolbench", "queries.jsonl"), "ToolBench queries for EcoAgent-Real")
+	fl.StringVar(&f.realQueries, "real-queries", "", "ToolBench queries for EcoAgent-Real (default: the 765 embedded in the binary, "+data.ToolBenchQueriesName+")")
 	fl.IntVar(&f.realLimit, "real-limit", 0, "use the first N real queries (0: all)")
 	fl.IntVar(&f.topK, "top-k", real.TopK, "candidate tools per real query")
 	fl.Float64Var(&f.minScore, "min-retrieval-score", 0, "drop Real candidates scoring below this under the retriever (default: the config's min_retrieval_cosine, 0.7, for a dense retriever; 0 for BM25, whose scores have no fixed scale)")
@@ -294,7 +295,7 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 		out.Syn, out.Info.Syn = res, &syn
 	}
 	if !f.noReal {
-		queries, err := synth.ReadRealQueries(f.realQueries)
+		queries, err := readRealQueries(f.realQueries)
 		if err != nil {
 			return err
 		}
@@ -320,7 +321,7 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 		if err != nil {
 			return err
 		}
-		out.Real, out.Info.Real, out.Info.RealQueries = res, &real, f.realQueries
+		out.Real, out.Info.Real, out.Info.RealQueries = res, &real, realQueriesName(f.realQueries)
 	}
 	out.Info.FinishedAt = time.Now()
 	if err := out.Write(f.out); err != nil {
@@ -347,7 +348,7 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 // retrievalOnly retrieves the Real candidates and writes their score report to
 // <out>/retrieval.json, without the LLM.
 func retrievalOnly(c *cobra.Command, f buildBenchFlags, ret *benchRetriever, tools []catalog.Tool) error {
-	queries, err := synth.ReadRealQueries(f.realQueries)
+	queries, err := readRealQueries(f.realQueries)
 	if err != nil {
 		return err
 	}
@@ -360,7 +361,7 @@ func retrievalOnly(c *cobra.Command, f buildBenchFlags, ret *benchRetriever, too
 	}
 	rep := synth.ReportRetrieval(len(queries), pairs, ret.Name(), f.minScore)
 	doc := map[string]any{"retriever_requested": ret.requested, "retriever_choice": ret.choice,
-		"retriever_model_dir": ret.modelDir, "real_queries": f.realQueries, "tools": len(tools), "top_k": f.topK, "report": rep}
+		"retriever_model_dir": ret.modelDir, "real_queries": realQueriesName(f.realQueries), "tools": len(tools), "top_k": f.topK, "report": rep}
 	path := filepath.Join(f.out, "retrieval.json")
 	if err := atomicfile.Write(path, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
@@ -432,4 +433,20 @@ With --labels: reads a labelled CSV and reports the agreement of the validator's
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "sampling seed")
 	cmd.Flags().Float64Var(&keep, "keep-score", 0.85, "validator keep threshold")
 	return cmd
+}
+
+// readRealQueries reads the ToolBench queries from path, or the embedded copy when path is "".
+func readRealQueries(path string) ([]synth.RealQuery, error) {
+	if path == "" {
+		return synth.ParseRealQueries(data.ToolBenchQueriesName, data.ToolBenchQueries)
+	}
+	return synth.ReadRealQueries(path)
+}
+
+// realQueriesName is what outputs record as the source of the real queries.
+func realQueriesName(path string) string {
+	if path == "" {
+		return data.ToolBenchQueriesName + " (embedded)"
+	}
+	return path
 }

@@ -1,4 +1,4 @@
-package main
+package cmd
 
 import (
 	"bytes"
@@ -73,7 +73,7 @@ func TestBuildBenchCommand(t *testing.T) {
 {"query_id": 2, "group": "g", "query": "Send a gmail message to my team about the weather forecast"}
 `), 0o644)
 	out := filepath.Join(dir, "out")
-	args := []string{"build-bench", "--config", cfg, "--catalog", filepath.Join("..", "..", "pkg", "synth", "testdata", "catalog.jsonl"),
+	args := []string{"build-bench", "--config", cfg, "--catalog", filepath.Join("..", "pkg", "synth", "testdata", "catalog.jsonl"),
 		"--out", out, "--tools", "6", "--queries-per-tool", "3", "--real-queries", queries, "--top-k", "3", "--model-file", cfg, "--retriever", "bm25"}
 	run := func() string {
 		cmd := newRootCmd()
@@ -149,7 +149,7 @@ func buildBenchRetrieverRun(t *testing.T, extra ...string) (string, map[string]m
 {"query_id": 3, "group": "g", "query": "Translate this paragraph into German with google translate"}
 `), 0o644)
 	out := filepath.Join(dir, "out")
-	args := append([]string{"build-bench", "--config", cfg, "--catalog", filepath.Join("..", "..", "pkg", "synth", "testdata", "catalog.jsonl"),
+	args := append([]string{"build-bench", "--config", cfg, "--catalog", filepath.Join("..", "pkg", "synth", "testdata", "catalog.jsonl"),
 		"--out", out, "--queries-per-tool", "3", "--real-queries", queries, "--top-k", "3", "--model-file", cfg}, extra...)
 	cmd := newRootCmd()
 	var so bytes.Buffer
