@@ -6,6 +6,7 @@ package testassets
 
 import (
 	"encoding/json"
+	"github.com/rated-dev/rated/data"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,22 +77,16 @@ func Model(t testing.TB, name string) string {
 }
 
 // ToolBenchQueries returns the texts of the 765 real ToolBench queries in
-// ../shared/data/toolbench/queries.jsonl (beside the repository, as in CI), in file order.
+// data/toolbench/queries.jsonl (embedded in the binary by package data), in file order.
 func ToolBenchQueries(t testing.TB) []string {
 	t.Helper()
-	path := Need(t, "ToolBench queries (shared/data/toolbench)",
-		filepath.Join(Root(t), "..", "shared", "data", "toolbench", "queries.jsonl"))
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for i, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
+	for i, line := range strings.Split(strings.TrimRight(string(data.ToolBenchQueries), "\n"), "\n") {
 		var row struct {
 			Query string `json:"query"`
 		}
 		if err := json.Unmarshal([]byte(line), &row); err != nil {
-			t.Fatalf("%s:%d: %v", path, i+1, err)
+			t.Fatalf("%s:%d: %v", data.ToolBenchQueriesName, i+1, err)
 		}
 		out = append(out, row.Query)
 	}

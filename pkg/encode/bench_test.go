@@ -27,7 +27,7 @@ func benchThreads() int {
 	return 1
 }
 
-// benchTexts returns the ToolBench queries of ../shared/data/toolbench (real agent requests,
+// benchTexts returns the ToolBench queries of data/toolbench (real agent requests,
 // 30-80 tokens), or skips.
 func benchTexts(b *testing.B) []string {
 	path := filepath.Join(testassets.Root(b), "..", "shared", "data", "toolbench", "queries.jsonl")

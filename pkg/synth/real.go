@@ -31,6 +31,13 @@ func ReadRealQueries(path string) ([]RealQuery, error) {
 	if err != nil {
 		return nil, fmt.Errorf("real queries: %w", err)
 	}
+	return ParseRealQueries(path, data)
+}
+
+// ParseRealQueries parses ToolBench queries in the format of ReadRealQueries; name labels errors
+// (a path, or the embedded copy's name).
+func ParseRealQueries(name string, data []byte) ([]RealQuery, error) {
+	path := name
 	var out []RealQuery
 	seen := map[string]int{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
