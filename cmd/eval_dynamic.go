@@ -18,6 +18,7 @@ func newEvalDynamicCmd() *cobra.Command {
 	var configFiles []string
 	var benchDir, outDir string
 	var workers int
+	var sweep bool
 	cmd := &cobra.Command{
 		Use:   "dynamic",
 		Short: "Table 2: failure injection, every selection policy (Post-Fail SR, FSR, adaptation steps)",
@@ -26,12 +27,19 @@ picks, the picked tool executes or fails, and only its outcome is observed. Ever
 under every scenario for every seed; results go to OUT/table2.{md,csv,json,tex}, OUT/config.yaml,
 OUT/runs.jsonl and OUT/sr-<scenario>.png.
 
+With --sweep it tunes instead: the configuration's sweep section names a policy, the spec keys
+to vary and the criterion; every combination runs on the (non-test) split, and OUT gets
+sweep.{md,csv,json}, chosen.yaml and one plot per parameter (configs/sweep-recommended.yaml).
+
 Configuration: the embedded configs/paper.yaml, then each --config file merged on top, then
 RATED_* environment variables (e.g. RATED_DYNAMIC_STEPS), then flags.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := evaldynamic.LoadConfig(v, configFiles)
 			if err != nil {
 				return err
+			}
+			if sweep && cfg.Sweep == nil {
+				return fmt.Errorf("--sweep: the configuration has no sweep section (see configs/sweep-recommended.yaml)")
 			}
 			b, name, err := loadBench(benchDir)
 			if err != nil {
@@ -47,6 +55,18 @@ RATED_* environment variables (e.g. RATED_DYNAMIC_STEPS), then flags.`,
 			}
 			defer closeRes()
 			start := time.Now()
+			if sweep {
+				res, err := evaldynamic.Sweep(cmd.Context(), cfg, res, evaldynamic.Options{
+					OutDir: outDir, Workers: workers, Now: time.Now,
+					Progress: newProgress(cmd.ErrOrStderr(), "eval dynamic --sweep"),
+				})
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "chosen: %s (mean SR %.1f%%; %d violations)\ncriterion: %s\nwrote %s/sweep.{md,csv,json}, chosen.yaml and plots in %.1fs\n",
+					res.Chosen.Policy, 100*res.Chosen.MeanSR, len(res.Chosen.Violations), res.Criterion, outDir, time.Since(start).Seconds())
+				return nil
+			}
 			out, err := evaldynamic.Run(cmd.Context(), cfg, res, evaldynamic.Options{
 				OutDir: outDir, Workers: workers, Now: time.Now,
 				Progress: newProgress(cmd.ErrOrStderr(), "eval dynamic"),
@@ -64,6 +84,7 @@ RATED_* environment variables (e.g. RATED_DYNAMIC_STEPS), then flags.`,
 	f.StringVar(&benchDir, "bench", "", "benchmark directory in the BEIR layout (default: the embedded default benchmark)")
 	f.StringVar(&outDir, "out", "runs/dynamic", "output directory")
 	f.IntVar(&workers, "workers", 0, "parallel runs (default: GOMAXPROCS)")
+	f.BoolVar(&sweep, "sweep", false, "tune the policy of the configuration's sweep section on a non-test split instead of writing Table 2")
 	f.Int("steps", 0, "override dynamic.steps")
 	f.UintSlice("seeds", nil, "override dynamic.seeds")
 	f.Int("k", 0, "override retrieval.k")

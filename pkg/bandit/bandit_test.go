@@ -94,14 +94,14 @@ func TestLinUCBByHand(t *testing.T) {
 	if want := 0.6 + 0.1*math.Sqrt(2); math.Abs(out[0]-want) > 1e-12 {
 		t.Fatalf("cold score %v, want %v", out[0], want)
 	}
-	p.Observe(s, 0, false)
+	p.Observe(s, 0, ran(false))
 	// D = (1,0,0,1); b = (0,0,0,0.5·0.6=0.3); A = (2,1,1,2); θ = (0,0,0,0.15).
 	// score = 0.15 + 0.1·√(1/2 + 1/2) = 0.25.
 	p.Scores(s, out)
 	if math.Abs(out[0]-0.25) > 1e-12 {
 		t.Fatalf("after one failure %v, want 0.25", out[0])
 	}
-	p.Observe(s, 0, true)
+	p.Observe(s, 0, ran(true))
 	// D = 0.5·(1,0,0,1) + (1,0,0,1) = (1.5,0,0,1.5); b = 0.5·(0,0,0,0.3) + (1,0,0,1) = (1,0,0,1.15)
 	// A = (2.5,1,1,2.5); θ·x̃ = 1/2.5 + 1.15/2.5 = 0.86; bonus 0.1·√(2/2.5).
 	p.Scores(s, out)
@@ -125,7 +125,7 @@ func TestLinUCBAgainstDenseReference(t *testing.T) {
 					t.Fatalf("β=%v γ=%v step %d: score %v, reference %v", beta, gamma, step, out[0], want)
 				}
 				y := rng.Float64() < 0.6
-				p.Observe(s, 0, y)
+				p.Observe(s, 0, ran(y))
 				ref.update(x, map[bool]float64{true: 1, false: 0}[y])
 			}
 		}
@@ -137,7 +137,7 @@ func TestRidgeFloorKeepsAWellConditioned(t *testing.T) {
 	p := NewDiscountedLinUCB("r", LinUCBConfig{Alpha: 1, Gamma: 0.5, Ridge: 1, Weights: banditOnly, ContextScale: 1}, 1, 2)
 	s := &Step{Context: []float64{1, 0}, Candidates: []Candidate{{Tool: 0, Prior: 0.5}}}
 	for i := 0; i < 200; i++ {
-		p.Observe(s, 0, true)
+		p.Observe(s, 0, ran(true))
 	}
 	a := p.arms[0]
 	for i, v := range a.invA {
@@ -150,11 +150,11 @@ func TestRidgeFloorKeepsAWellConditioned(t *testing.T) {
 func TestRATEDSwitchesAwayFromFailedTool(t *testing.T) {
 	p := NewDiscountedLinUCB("r", LinUCBConfig{Alpha: 0.1, Gamma: 0.95, Ridge: 1, Weights: paperWeights, ContextScale: 1}, 2, 2)
 	s := &Step{Context: []float64{1, 0}, Candidates: []Candidate{{Tool: 0, Sem: 0.80, Prior: 0.7}, {Tool: 1, Sem: 0.78, Prior: 0.7}}}
-	if got := p.Choose(s)[0]; got != 0 {
+	if got := p.Choose(s); got != 0 {
 		t.Fatalf("first choice %d, want the semantic top-1", got)
 	}
-	p.Observe(s, 0, false)
-	if got := p.Choose(s)[0]; got != 1 {
+	p.Observe(s, 0, ran(false))
+	if got := p.Choose(s); got != 1 {
 		t.Fatalf("after one failure chose %d, want the close alternative 1", got)
 	}
 }
@@ -162,26 +162,30 @@ func TestRATEDSwitchesAwayFromFailedTool(t *testing.T) {
 func TestBlacklistRetryStaticPriorOnly(t *testing.T) {
 	s := &Step{Candidates: []Candidate{{Tool: 5, Sem: 1, Prior: 0.1}, {Tool: 6, Sem: 0.9, Prior: 0.9}, {Tool: 7, Sem: 0.5}}}
 	b := NewBlacklist("bl")
-	if b.Choose(s)[0] != 0 {
+	if b.Choose(s) != 0 {
 		t.Fatal("blacklist starts with top-1")
 	}
-	b.Observe(s, 0, false)
-	if b.Choose(s)[0] != 1 {
+	b.Observe(s, 0, ran(false))
+	if b.Choose(s) != 1 {
 		t.Fatal("blacklist must skip a failed tool")
 	}
-	b.Observe(s, 1, false)
-	b.Observe(s, 2, false)
-	if b.Choose(s)[0] != 0 {
+	b.Observe(s, 1, ran(false))
+	b.Observe(s, 2, ran(false))
+	if b.Choose(s) != 0 {
 		t.Fatal("all excluded: fall back to top-1")
 	}
-	if got := NewRetry("r", 2).Choose(s); len(got) != 2 || got[0] != 0 || got[1] != 1 {
-		t.Fatalf("retry order %v", got)
+	// Retry is the static ranking with an attempt budget: after a failed first choice, the
+	// next allowed position.
+	s.Excluded = []bool{true, false, false}
+	if got := NewStatic("r").Choose(s); got != 1 {
+		t.Fatalf("retry's second attempt chose %d, want 1", got)
 	}
-	if NewStatic("s").Choose(s)[0] != 0 {
+	s.Excluded = nil
+	if NewStatic("s").Choose(s) != 0 {
 		t.Fatal("static is top-1")
 	}
 	// 0.75·1 + 0.1·0.1 = 0.76 < 0.75·0.9 + 0.1·0.9 = 0.765.
-	if got := NewPriorOnly("p", paperWeights).Choose(s)[0]; got != 1 {
+	if got := NewPriorOnly("p", paperWeights).Choose(s); got != 1 {
 		t.Fatalf("prior-only chose %d, want 1", got)
 	}
 }
@@ -191,22 +195,22 @@ func TestCircuitBreakerGobreakerDefaults(t *testing.T) {
 	s := &Step{Candidates: []Candidate{{Tool: 0}, {Tool: 1}}}
 	for i := 0; i < 6; i++ { // trips after more than 5 consecutive failures
 		s.T = i
-		if got := p.Choose(s)[0]; got != 0 {
+		if got := p.Choose(s); got != 0 {
 			t.Fatalf("step %d: breaker open too early", i)
 		}
-		p.Observe(s, 0, false)
+		p.Observe(s, 0, ran(false))
 	}
 	s.T = 6
-	if got := p.Choose(s)[0]; got != 1 {
+	if got := p.Choose(s); got != 1 {
 		t.Fatal("breaker did not open after 6 consecutive failures")
 	}
 	s.T = 5 + 60 // cool-down over: half-open lets a trial through
-	if got := p.Choose(s)[0]; got != 0 {
+	if got := p.Choose(s); got != 0 {
 		t.Fatal("breaker not half-open after the cool-down")
 	}
-	p.Observe(s, 0, true)
+	p.Observe(s, 0, ran(true))
 	s.T++
-	if got := p.Choose(s)[0]; got != 0 || p.breakers[0].state != closed {
+	if got := p.Choose(s); got != 0 || p.breakers[0].state != closed {
 		t.Fatal("a successful trial must close the breaker")
 	}
 }
@@ -216,7 +220,7 @@ func TestCircuitBreakerFailureRate(t *testing.T) {
 	s := &Step{Candidates: []Candidate{{Tool: 0}}}
 	for i, ok := range []bool{true, false, true, false} { // 2/4 = 50% at the 4th call
 		s.T = i
-		p.Observe(s, 0, ok)
+		p.Observe(s, 0, ran(ok))
 	}
 	if p.breakers[0].state != open {
 		t.Fatal("50% failures over a full window must trip")
@@ -226,23 +230,23 @@ func TestCircuitBreakerFailureRate(t *testing.T) {
 func TestGlobalAndSlidingWindowUCB(t *testing.T) {
 	g := NewGlobalUCB("g", 0, banditOnly, 2)
 	s := &Step{Candidates: []Candidate{{Tool: 0, Prior: 0.9}, {Tool: 1, Prior: 0.5}}}
-	g.Observe(s, 0, false)
-	g.Observe(s, 0, false)
+	g.Observe(s, 0, ran(false))
+	g.Observe(s, 0, ran(false))
 	// tool 0 mean (0+0.9)/3 = 0.3 < tool 1 mean 0.5/1.
-	if got := g.Choose(s)[0]; got != 1 {
+	if got := g.Choose(s); got != 1 {
 		t.Fatalf("global UCB chose %d", got)
 	}
 	w := NewSlidingWindowUCB("sw", 0, 10, banditOnly, 2)
 	for i := 0; i < 3; i++ {
 		s.T = i
-		w.Observe(s, 0, false)
+		w.Observe(s, 0, ran(false))
 	}
 	s.T = 3
-	if w.Choose(s)[0] != 1 {
+	if w.Choose(s) != 1 {
 		t.Fatal("SW-UCB must avoid recent failures")
 	}
 	s.T = 20 // failures left the window: back to the prior, 0.9 > 0.5
-	if w.Choose(s)[0] != 0 {
+	if w.Choose(s) != 0 {
 		t.Fatal("SW-UCB must forget failures outside the window")
 	}
 }
@@ -253,11 +257,11 @@ func TestBatchGRPOUpdateByHand(t *testing.T) {
 	// Uniform policy (π = ½, ½). Two samples: chose 0 → reward 0, chose 1 → reward 1.
 	// mean .5, std .5, advantages −1 and +1.
 	// β0 += (1/2)[−1·(1−½) + 1·(−½)] = −½; β1 += (1/2)[−1·(−½) + 1·(1−½)] = +½.
-	p.Observe(s, 0, false)
+	p.Observe(s, 0, ran(false))
 	if p.beta[0] != 0 {
 		t.Fatal("parameters must not change before the batch is full")
 	}
-	p.Observe(s, 1, true)
+	p.Observe(s, 1, ran(true))
 	if math.Abs(p.beta[0]+0.5) > 1e-12 || math.Abs(p.beta[1]-0.5) > 1e-12 {
 		t.Fatalf("β = %v, want [-0.5 0.5]", p.beta)
 	}
@@ -301,7 +305,7 @@ func BenchmarkRATEDDecision(b *testing.B) {
 			}
 			s := &Step{Context: x, Candidates: cands}
 			for i := range cands { // every arm touched: the slow path
-				p.Observe(s, i, i%2 == 0)
+				p.Observe(s, i, ran(i%2 == 0))
 			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -356,3 +360,6 @@ func BenchmarkFullMatrixLinUCBDecision(b *testing.B) {
 		})
 	}
 }
+
+// ran is the feedback of the paper's execution protocol.
+func ran(ok bool) Feedback { return Feedback{Executed: ok} }

@@ -57,6 +57,7 @@ func (p *CircuitBreaker) Name() string { return p.label }
 // allows reports whether tool may be called at step t, moving open breakers past their cool-down
 // to half-open.
 func (p *CircuitBreaker) allows(tool, t int) bool {
+	p.breakers = grow(p.breakers, tool)
 	b := &p.breakers[tool]
 	if b.state == open && t-b.openedAt >= p.cfg.CoolDown {
 		b.state, b.trials = halfOpen, 0
@@ -65,17 +66,14 @@ func (p *CircuitBreaker) allows(tool, t int) bool {
 }
 
 // Choose implements Policy.
-func (p *CircuitBreaker) Choose(s *Step) []int {
-	for i, c := range s.Candidates {
-		if p.allows(c.Tool, s.T) {
-			return []int{i}
-		}
-	}
-	return []int{0}
+func (p *CircuitBreaker) Choose(s *Step) int {
+	return firstAllowed(s, func(i int) bool { return p.allows(s.Candidates[i].Tool, s.T) })
 }
 
 // Observe implements Policy.
-func (p *CircuitBreaker) Observe(s *Step, pos int, success bool) {
+func (p *CircuitBreaker) Observe(s *Step, pos int, fb Feedback) {
+	success := fb.Executed // a breaker guards against errors and timeouts, whatever the protocol
+	p.breakers = grow(p.breakers, s.Candidates[pos].Tool)
 	b := &p.breakers[s.Candidates[pos].Tool]
 	switch b.state {
 	case halfOpen:

@@ -53,8 +53,16 @@ func (p *BatchGRPO) policy(s *Step) {
 	p.probs = growScores(p.probs, len(s.Candidates))
 	maxLogit := math.Inf(-1)
 	for i, c := range s.Candidates {
-		p.probs[i] = c.Sem/p.cfg.Temperature + p.beta[c.Tool]
+		p.beta = grow(p.beta, c.Tool)
+		logit := c.Sem/p.cfg.Temperature + p.beta[c.Tool]
+		if !s.Allowed(i) {
+			logit = math.Inf(-1) // already tried in this step
+		}
+		p.probs[i] = logit
 		maxLogit = math.Max(maxLogit, p.probs[i])
+	}
+	if math.IsInf(maxLogit, -1) {
+		maxLogit = 0 // every position excluded: exp(−∞) = 0 everywhere, handled by Choose
 	}
 	z := 0.0
 	for i := range p.probs {
@@ -62,42 +70,43 @@ func (p *BatchGRPO) policy(s *Step) {
 		z += p.probs[i]
 	}
 	for i := range p.probs {
-		p.probs[i] /= z
+		if z > 0 {
+			p.probs[i] /= z
+		}
 	}
 }
 
 // Choose implements Policy: sample from π.
-func (p *BatchGRPO) Choose(s *Step) []int {
+func (p *BatchGRPO) Choose(s *Step) int {
 	p.policy(s)
 	u := p.rng.Float64()
+	last := 0
 	for i, pr := range p.probs {
+		if pr > 0 {
+			last = i
+		}
 		u -= pr
-		if u < 0 {
-			return []int{i}
+		if u < 0 && pr > 0 {
+			return i
 		}
 	}
-	return []int{len(p.probs) - 1}
+	return last
 }
 
-// Observe implements Policy: store the trajectory; update every Batch steps.
-func (p *BatchGRPO) Observe(s *Step, pos int, success bool) {
+// Observe implements Policy: records the sample (with the protocol's reward) and updates every
+// Batch samples.
+func (p *BatchGRPO) Observe(s *Step, pos int, fb Feedback) {
 	p.policy(s)
 	tools := make([]int, len(s.Candidates))
 	for i, c := range s.Candidates {
 		tools[i] = c.Tool
 	}
-	r := 0.0
-	if success {
-		r = 1
-	}
-	p.batch = append(p.batch, grpoSample{tools: tools, probs: append([]float64(nil), p.probs...), chosen: pos, reward: r})
+	p.batch = append(p.batch, grpoSample{tools: tools, probs: append([]float64(nil), p.probs...), chosen: pos, reward: fb.Reward()})
 	if len(p.batch) >= p.cfg.Batch {
 		p.update()
 	}
 }
 
-// update applies one policy-gradient step: β += η·mean_j A_j ∇β log π(a_j|s_j), where
-// ∂ log π(a)/∂β_k = 1[k = a] − π(k) over the step's candidates.
 func (p *BatchGRPO) update() {
 	n := float64(len(p.batch))
 	mean, sq := 0.0, 0.0

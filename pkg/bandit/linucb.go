@@ -58,10 +58,10 @@ type DiscountedLinUCB struct {
 	cfg    LinUCBConfig
 	dim    int // len(x̃) = d + 1
 	arms   []*linArm
-	x2     []float64 // x̃² of the current step
-	xt     []float64 // x̃ of the current step
+	x2     []float64 // x̃² of the loaded context
+	xt     []float64 // x̃ of the loaded context
 	scores []float64
-	// Σxᵢ (for the "uniform" prior of untouched arms) and Σx̃ᵢ² of the current step.
+	// Σxᵢ (for the "uniform" prior of untouched arms) and Σx̃ᵢ² of the loaded context.
 	sumX, sumX2 float64
 }
 
@@ -72,7 +72,8 @@ type linArm struct {
 	invA  []float64
 }
 
-// NewDiscountedLinUCB returns the policy for a catalog of numTools tools and d-dimensional contexts.
+// NewDiscountedLinUCB returns the policy for a catalog of about numTools tools (more may be
+// added later) and d-dimensional contexts.
 func NewDiscountedLinUCB(name string, cfg LinUCBConfig, numTools, d int) *DiscountedLinUCB {
 	if cfg.PriorInit == "" {
 		cfg.PriorInit = "intercept"
@@ -88,7 +89,8 @@ func NewDiscountedLinUCB(name string, cfg LinUCBConfig, numTools, d int) *Discou
 // Name implements Policy.
 func (p *DiscountedLinUCB) Name() string { return p.label }
 
-func (p *DiscountedLinUCB) loadContext(x []float64) {
+func (p *DiscountedLinUCB) loadContext(s *Step) {
+	x := s.Context
 	xt, x2 := p.xt[:len(x)+1], p.x2[:len(x)+1]
 	beta := p.cfg.ContextScale
 	sumX, sumX2 := 0.0, 1.0
@@ -107,7 +109,10 @@ func (p *DiscountedLinUCB) loadContext(x []float64) {
 
 // BanditScore returns S_bandit for tool with prior r under the loaded context.
 func (p *DiscountedLinUCB) banditScore(tool int, prior float64) float64 {
-	a := p.arms[tool]
+	var a *linArm
+	if tool < len(p.arms) {
+		a = p.arms[tool]
+	}
 	if a == nil {
 		// Untouched: A = λI, θ from the prior alone.
 		mean := prior
@@ -123,7 +128,7 @@ func (p *DiscountedLinUCB) banditScore(tool int, prior float64) float64 {
 // Scores fills out with the fused score of every candidate (exported for latency measurement
 // and tests).
 func (p *DiscountedLinUCB) Scores(s *Step, out []float64) {
-	p.loadContext(s.Context)
+	p.loadContext(s)
 	w := p.cfg.Weights
 	for i, c := range s.Candidates {
 		out[i] = w.Semantic*c.Sem + w.Bandit*p.banditScore(c.Tool, c.Prior) + w.Prior*c.Prior
@@ -131,32 +136,29 @@ func (p *DiscountedLinUCB) Scores(s *Step, out []float64) {
 }
 
 // Choose implements Policy.
-func (p *DiscountedLinUCB) Choose(s *Step) []int {
+func (p *DiscountedLinUCB) Choose(s *Step) int {
 	p.scores = growScores(p.scores, len(s.Candidates))
 	p.Scores(s, p.scores)
-	return []int{argmax(p.scores)}
+	return argmaxAllowed(s, p.scores)
 }
 
-// Observe implements Policy: the discounted update of the executed tool only.
-func (p *DiscountedLinUCB) Observe(s *Step, pos int, success bool) {
-	c := s.Candidates[pos]
-	p.loadContext(s.Context)
+// Observe implements Policy: the discounted update of the executed tool only, with the
+// protocol's reward (execution success under the paper's protocol).
+func (p *DiscountedLinUCB) Observe(s *Step, pos int, fb Feedback) {
+	p.update(s, s.Candidates[pos], fb.Reward())
+}
+
+// update applies A ← γA + diag(x̃x̃ᵀ), b ← γb + y·x̃ to c's arm under s's context.
+func (p *DiscountedLinUCB) update(s *Step, c Candidate, y float64) {
+	p.loadContext(s)
 	a := p.arm(c.Tool, c.Prior)
-	y := 0.0
-	if success {
-		y = 1
-	}
-	g, lambda := p.cfg.Gamma, p.cfg.Ridge
-	for i := range a.d {
-		a.d[i] = g*a.d[i] + p.x2[i]
-		a.b[i] = g*a.b[i] + y*p.xt[i]
-		a.invA[i] = 1 / (lambda + a.d[i])
-		a.theta[i] = a.b[i] * a.invA[i]
-	}
+	n := len(s.Context) + 1
+	vecmath.DiscountUpdate(a.d[:n], a.b[:n], a.invA[:n], a.theta[:n], p.x2[:n], p.xt[:n], p.cfg.Gamma, y, p.cfg.Ridge)
 }
 
 // arm returns the state of tool, creating it from the prior on first use.
 func (p *DiscountedLinUCB) arm(tool int, prior float64) *linArm {
+	p.arms = grow(p.arms, tool)
 	if a := p.arms[tool]; a != nil {
 		return a
 	}

@@ -24,25 +24,25 @@ func NewGlobalUCB(name string, alpha float64, w FusionWeights, numTools int) *Gl
 func (p *GlobalUCB) Name() string { return p.label }
 
 // Choose implements Policy.
-func (p *GlobalUCB) Choose(s *Step) []int {
+func (p *GlobalUCB) Choose(s *Step) int {
 	p.scores = growScores(p.scores, len(s.Candidates))
 	logT := math.Log(float64(p.t + 2))
 	for i, c := range s.Candidates {
+		p.sum, p.count = grow(p.sum, c.Tool), grow(p.count, c.Tool)
 		n := p.count[c.Tool] + 1
 		mean := (p.sum[c.Tool] + c.Prior) / n
 		ucb := mean + p.alpha*math.Sqrt(2*logT/n)
 		p.scores[i] = p.weights.Semantic*c.Sem + p.weights.Bandit*ucb + p.weights.Prior*c.Prior
 	}
-	return []int{argmax(p.scores)}
+	return argmaxAllowed(s, p.scores)
 }
 
-// Observe implements Policy.
-func (p *GlobalUCB) Observe(s *Step, pos int, success bool) {
+// Observe implements Policy, with the protocol's reward.
+func (p *GlobalUCB) Observe(s *Step, pos int, fb Feedback) {
 	tool := s.Candidates[pos].Tool
+	p.sum, p.count = grow(p.sum, tool), grow(p.count, tool)
 	p.count[tool]++
-	if success {
-		p.sum[tool]++
-	}
+	p.sum[tool] += fb.Reward()
 	p.t++
 }
 
@@ -74,6 +74,7 @@ func NewSlidingWindowUCB(name string, alpha float64, window int, w FusionWeights
 func (p *SlidingWindowUCB) Name() string { return p.label }
 
 func (p *SlidingWindowUCB) prune(tool int) []swEvent {
+	p.events = grow(p.events, tool)
 	ev := p.events[tool]
 	i := 0
 	for i < len(ev) && ev[i].t <= p.t-p.window {
@@ -87,7 +88,7 @@ func (p *SlidingWindowUCB) prune(tool int) []swEvent {
 }
 
 // Choose implements Policy.
-func (p *SlidingWindowUCB) Choose(s *Step) []int {
+func (p *SlidingWindowUCB) Choose(s *Step) int {
 	p.t = max(p.t, s.T)
 	p.scores = growScores(p.scores, len(s.Candidates))
 	logT := math.Log(float64(min(p.t+2, p.window)))
@@ -101,17 +102,14 @@ func (p *SlidingWindowUCB) Choose(s *Step) []int {
 		ucb := sum/n + p.alpha*math.Sqrt(p.xi*logT/n)
 		p.scores[i] = p.weights.Semantic*c.Sem + p.weights.Bandit*ucb + p.weights.Prior*c.Prior
 	}
-	return []int{argmax(p.scores)}
+	return argmaxAllowed(s, p.scores)
 }
 
-// Observe implements Policy.
-func (p *SlidingWindowUCB) Observe(s *Step, pos int, success bool) {
+// Observe implements Policy, with the protocol's reward.
+func (p *SlidingWindowUCB) Observe(s *Step, pos int, fb Feedback) {
 	tool := s.Candidates[pos].Tool
-	y := 0.0
-	if success {
-		y = 1
-	}
-	p.events[tool] = append(p.events[tool], swEvent{t: s.T, y: y})
+	p.events = grow(p.events, tool)
+	p.events[tool] = append(p.events[tool], swEvent{t: s.T, y: fb.Reward()})
 	if s.T > p.t {
 		p.t = s.T
 	}

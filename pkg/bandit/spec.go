@@ -12,7 +12,8 @@ import (
 type Spec struct {
 	Name string `yaml:"name" json:"name"`
 	// Kind: static, prior_only, blacklist, retry, rated (discounted LinUCB), linucb (γ = 1),
-	// global_mab, sw_ucb, circuit_breaker, batch_grpo.
+	// global_mab, sw_ucb, circuit_breaker, batch_grpo, factored (relevance model × reliability
+	// layer × fusion), and the simulator's upper bounds oracle_availability and oracle_task.
 	Kind      string  `yaml:"kind" json:"kind"`
 	Alpha     float64 `yaml:"alpha,omitempty" json:"alpha,omitempty"`
 	Gamma     float64 `yaml:"gamma,omitempty" json:"gamma,omitempty"`
@@ -23,6 +24,9 @@ type Spec struct {
 	ContextScale float64 `yaml:"context_scale,omitempty" json:"context_scale,omitempty"`
 	K            int     `yaml:"k,omitempty" json:"k,omitempty"`
 	Window       int     `yaml:"window,omitempty" json:"window,omitempty"`
+	// Attempts is the attempt budget per step: after a failed execution the policy is asked for
+	// its next choice in the same step, up to Attempts executions (0 takes 1; retry: k).
+	Attempts int `yaml:"attempts,omitempty" json:"attempts,omitempty"`
 	// Breaker settings (circuit_breaker).
 	ConsecutiveFailures int     `yaml:"consecutive_failures,omitempty" json:"consecutive_failures,omitempty"`
 	FailureRate         float64 `yaml:"failure_rate,omitempty" json:"failure_rate,omitempty"`
@@ -36,10 +40,71 @@ type Spec struct {
 	ClipLogit    float64 `yaml:"clip_logit,omitempty" json:"clip_logit,omitempty"`
 	// Weights overrides the run's fusion weights for this policy.
 	Weights *FusionWeights `yaml:"weights,omitempty" json:"weights,omitempty"`
+	// Factored policies: the relevance model, the reliability layer (nil: none) and the fusion.
+	Relevance   *RelevanceSpec `yaml:"relevance,omitempty" json:"relevance,omitempty"`
+	Reliability *HealthConfig  `yaml:"reliability,omitempty" json:"reliability,omitempty"`
+	Fusion      *FusionConfig  `yaml:"fusion,omitempty" json:"fusion,omitempty"`
+}
+
+// RelevanceSpec configures the relevance model of a factored policy.
+type RelevanceSpec struct {
+	// Model: "calibrated" (frozen, P(relevant | retrieval features) from the dev-split
+	// calibration), "semantic" (frozen, S_sem), "residual" (ResidualLinUCB over the calibrated
+	// estimate) or "rated" (the paper's discounted LinUCB with its prior).
+	Model        string  `yaml:"model" json:"model"`
+	Alpha        float64 `yaml:"alpha,omitempty" json:"alpha,omitempty"`
+	Gamma        float64 `yaml:"gamma,omitempty" json:"gamma,omitempty"`
+	Ridge        float64 `yaml:"ridge,omitempty" json:"ridge,omitempty"`
+	ContextScale float64 `yaml:"context_scale,omitempty" json:"context_scale,omitempty"`
+	// Kernel model: prior strength κ, bandwidth h, merge cosine, prototypes per tool.
+	Strength      float64 `yaml:"strength,omitempty" json:"strength,omitempty"`
+	Bandwidth     float64 `yaml:"bandwidth,omitempty" json:"bandwidth,omitempty"`
+	Merge         float64 `yaml:"merge,omitempty" json:"merge,omitempty"`
+	MaxPrototypes int     `yaml:"max_prototypes,omitempty" json:"max_prototypes,omitempty"`
+}
+
+// RelevanceModels lists the values of RelevanceSpec.Model.
+var RelevanceModels = []string{"calibrated", "semantic", "residual", "rated", "kernel"}
+
+// OracleKinds are the policy kinds that see the simulator's schedule: upper bounds, labelled
+// as such, built by the simulator rather than by New.
+var OracleKinds = []string{"oracle_availability", "oracle_task"}
+
+// IsOracle reports whether kind is one of OracleKinds.
+func IsOracle(kind string) bool {
+	for _, k := range OracleKinds {
+		if k == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// AttemptBudget is the number of executions the policy may make per step.
+func (s Spec) AttemptBudget() int {
+	switch {
+	case s.Attempts > 0:
+		return s.Attempts
+	case s.Kind == "retry" && s.K > 0:
+		return s.K
+	case s.Kind == "retry":
+		return 3
+	}
+	return 1
+}
+
+// NeedsCalibration reports whether the policy reads Candidate.Relevance.
+func (s Spec) NeedsCalibration() bool {
+	if s.Kind != "factored" || s.Relevance == nil {
+		return false
+	}
+	m := s.Relevance.Model
+	return m == "calibrated" || m == "residual" || m == "kernel"
 }
 
 // Kinds lists the known policy kinds.
-var Kinds = []string{"static", "prior_only", "blacklist", "retry", "rated", "linucb", "global_mab", "sw_ucb", "circuit_breaker", "batch_grpo"}
+var Kinds = []string{"static", "prior_only", "blacklist", "retry", "rated", "linucb", "global_mab", "sw_ucb",
+	"circuit_breaker", "batch_grpo", "factored", "oracle_availability", "oracle_task"}
 
 // Validate checks the spec; key is its location in the config (e.g. "policies[3]") and is named
 // in the error.
@@ -62,7 +127,7 @@ func (s Spec) Validate(key string) error {
 		if s.Kind == "rated" && (!(s.Gamma > 0) || s.Gamma > 1) {
 			return bad("gamma", s.Gamma, "in (0, 1]")
 		}
-		if s.Alpha < 0 || math.IsNaN(s.Alpha) {
+		if s.Alpha < 0 || math.IsNaN(s.Alpha) || math.IsInf(s.Alpha, 0) {
 			return bad("alpha", s.Alpha, ">= 0")
 		}
 		if s.Ridge < 0 || math.IsNaN(s.Ridge) {
@@ -91,18 +156,63 @@ func (s Spec) Validate(key string) error {
 			return fmt.Errorf("%s: batch, learning_rate and temperature must be >= 0", key)
 		}
 	}
+	if s.Attempts < 0 {
+		return bad("attempts", s.Attempts, ">= 1 (0 takes the default)")
+	}
+	if s.Kind == "factored" {
+		if err := s.validateFactored(key); err != nil {
+			return err
+		}
+	} else if s.Relevance != nil || s.Reliability != nil || s.Fusion != nil {
+		return fmt.Errorf("%s: relevance, reliability and fusion apply to kind factored only", key)
+	}
 	if s.Weights != nil {
 		return s.Weights.Validate(key + ".weights")
 	}
 	return nil
 }
 
+func (s Spec) validateFactored(key string) error {
+	if s.Relevance == nil {
+		return fmt.Errorf("%s.relevance: a factored policy needs a relevance model (model: %s)", key, strings.Join(RelevanceModels, ", "))
+	}
+	r := s.Relevance
+	known := false
+	for _, m := range RelevanceModels {
+		known = known || m == r.Model
+	}
+	if !known {
+		return fmt.Errorf("%s.relevance.model = %q: must be one of %s", key, r.Model, strings.Join(RelevanceModels, ", "))
+	}
+	for name, v := range map[string]float64{"alpha": r.Alpha, "ridge": r.Ridge, "context_scale": r.ContextScale} {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%s.relevance.%s = %v: must be a finite number >= 0", key, name, v)
+		}
+	}
+	if r.Gamma < 0 || r.Gamma > 1 || math.IsNaN(r.Gamma) {
+		return fmt.Errorf("%s.relevance.gamma = %v: must be in (0, 1] (0 takes 1)", key, r.Gamma)
+	}
+	if s.Reliability != nil {
+		if err := s.Reliability.Validate(key + ".reliability"); err != nil {
+			return err
+		}
+	}
+	if s.Fusion == nil {
+		return fmt.Errorf("%s.fusion: a factored policy needs a fusion (kind: %s or %s)", key, FusionLinear, FusionExpected)
+	}
+	return s.Fusion.Validate(key + ".fusion")
+}
+
 // Env describes what a policy is built for.
 type Env struct {
+	// NumTools is the catalog size at the start (per-tool state grows when tools are added).
 	NumTools int
 	Dim      int
 	Weights  FusionWeights
 	Seed     uint64
+	// Providers[tool] is the tool's provider index (tools sharing an endpoint host or an n8n
+	// node), -1 for none; nil: no providers.
+	Providers []int
 }
 
 // New builds the policy described by spec. Zero-valued parameters take these defaults: α 0.1,
@@ -137,7 +247,7 @@ func New(spec Spec, env Env) (Policy, error) {
 	case "blacklist":
 		return NewBlacklist(spec.Name), nil
 	case "retry":
-		return NewRetry(spec.Name, ori(spec.K, 3)), nil
+		return NewStatic(spec.Name), nil // the attempt budget (k) makes it retry
 	case "rated", "linucb":
 		gamma := spec.Gamma
 		if spec.Kind == "linucb" {
@@ -164,9 +274,53 @@ func New(spec Spec, env Env) (Policy, error) {
 			cfg.ConsecutiveFailures = 5
 		}
 		return NewCircuitBreaker(spec.Name, cfg, env.NumTools), nil
+	case "factored":
+		return newFactored(spec, env)
+	case "oracle_availability", "oracle_task":
+		return nil, fmt.Errorf("policy %s: kind %s sees the failure schedule and is built by the simulator", spec.Name, spec.Kind)
 	case "batch_grpo":
 		cfg := GRPOConfig{Batch: ori(spec.Batch, 200), LearningRate: or(spec.LearningRate, 20), Temperature: or(spec.Temperature, 0.05), ClipLogit: or(spec.ClipLogit, 10)}
 		return NewBatchGRPO(spec.Name, cfg, env.NumTools, rand.New(rand.NewPCG(env.Seed, 0x9e3779b97f4a7c15))), nil
 	}
 	return nil, fmt.Errorf("policy %s: unknown kind %q", spec.Name, spec.Kind)
+}
+
+// newFactored builds a factored policy. Relevance defaults: α 0.1, γ 1 (relevance does not
+// drift; availability is the reliability layer's job), ridge 1, context scale 1 (rated: the
+// paper's defaults, γ 0.95 and β = √(λ(1−γ))).
+func newFactored(spec Spec, env Env) (Policy, error) {
+	r := spec.Relevance
+	or := func(v, def float64) float64 {
+		if v == 0 {
+			return def
+		}
+		return v
+	}
+	cfg := LinUCBConfig{Alpha: or(r.Alpha, 0.1), Gamma: or(r.Gamma, 1), Ridge: or(r.Ridge, 1), ContextScale: or(r.ContextScale, 1)}
+	var rel RelevanceModel
+	switch r.Model {
+	case "calibrated":
+		rel = FrozenRelevance{}
+	case "semantic":
+		rel = FrozenRelevance{Semantic: true}
+	case "residual":
+		rel = NewResidualLinUCB(cfg, env.NumTools, env.Dim)
+	case "kernel":
+		rel = NewKernelRelevance(KernelConfig{Strength: or(r.Strength, 1), Bandwidth: or(r.Bandwidth, 0.05),
+			Merge: or(r.Merge, 0.98), MaxPrototypes: r.MaxPrototypes, Alpha: r.Alpha})
+	case "rated":
+		cfg.Gamma = or(r.Gamma, 0.95)
+		cfg.ContextScale = or(r.ContextScale, math.Sqrt(cfg.Ridge*(1-cfg.Gamma)))
+		if cfg.ContextScale == 0 {
+			cfg.ContextScale = 1
+		}
+		rel = NewPaperRelevance(cfg, env.NumTools, env.Dim)
+	default:
+		return nil, fmt.Errorf("policy %s: unknown relevance model %q", spec.Name, r.Model)
+	}
+	var health Reliability
+	if spec.Reliability != nil {
+		health = NewHealthLayer(*spec.Reliability, env.Providers)
+	}
+	return NewFactored(spec.Name, rel, health, *spec.Fusion), nil
 }

@@ -1,19 +1,20 @@
 package bandit
 
-// Static always executes the retriever's top-1: the paper's static retriever rows (BM25, DRAGON…).
+// Static executes the retriever's ranking in order: the paper's static retriever rows (BM25,
+// DRAGON…) with one attempt per step, and Retry (k) with k attempts.
 type Static struct{ label string }
 
-// NewStatic returns the static top-1 policy labelled name.
+// NewStatic returns the static ranking policy labelled name.
 func NewStatic(name string) *Static { return &Static{label: name} }
 
 // Name implements Policy.
 func (p *Static) Name() string { return p.label }
 
-// Choose implements Policy.
-func (p *Static) Choose(s *Step) []int { return []int{0} }
+// Choose implements Policy: the best-ranked candidate not yet tried in this step.
+func (p *Static) Choose(s *Step) int { return firstAllowed(s, func(int) bool { return true }) }
 
 // Observe implements Policy; a static retriever ignores feedback.
-func (p *Static) Observe(*Step, int, bool) {}
+func (p *Static) Observe(*Step, int, Feedback) {}
 
 // PriorOnly ranks by w1·S_sem + w3·r_static: RATED without feedback (w2's term is dropped).
 type PriorOnly struct {
@@ -31,19 +32,20 @@ func NewPriorOnly(name string, w FusionWeights) *PriorOnly {
 func (p *PriorOnly) Name() string { return p.label }
 
 // Choose implements Policy.
-func (p *PriorOnly) Choose(s *Step) []int {
+func (p *PriorOnly) Choose(s *Step) int {
 	p.scores = growScores(p.scores, len(s.Candidates))
 	for i, c := range s.Candidates {
 		p.scores[i] = p.weights.Semantic*c.Sem + p.weights.Prior*c.Prior
 	}
-	return []int{argmax(p.scores)}
+	return argmaxAllowed(s, p.scores)
 }
 
 // Observe implements Policy; this variant ignores feedback.
-func (p *PriorOnly) Observe(*Step, int, bool) {}
+func (p *PriorOnly) Observe(*Step, int, Feedback) {}
 
 // Blacklist is the paper's health-check blacklist: the retriever's ranking, with a tool excluded
-// for good after its first failure. If every candidate is excluded it falls back to the top-1.
+// for good after its first failed execution. If every candidate is excluded it falls back to
+// the best-ranked one. A health check sees execution status only, whatever the protocol.
 type Blacklist struct {
 	label    string
 	excluded map[int]bool
@@ -56,44 +58,13 @@ func NewBlacklist(name string) *Blacklist { return &Blacklist{label: name, exclu
 func (p *Blacklist) Name() string { return p.label }
 
 // Choose implements Policy.
-func (p *Blacklist) Choose(s *Step) []int {
-	for i, c := range s.Candidates {
-		if !p.excluded[c.Tool] {
-			return []int{i}
-		}
-	}
-	return []int{0}
+func (p *Blacklist) Choose(s *Step) int {
+	return firstAllowed(s, func(i int) bool { return !p.excluded[s.Candidates[i].Tool] })
 }
 
 // Observe implements Policy.
-func (p *Blacklist) Observe(s *Step, pos int, success bool) {
-	if !success {
+func (p *Blacklist) Observe(s *Step, pos int, fb Feedback) {
+	if !fb.Executed {
 		p.excluded[s.Candidates[pos].Tool] = true
 	}
 }
-
-// Retry tries up to K candidates in rank order within one step and keeps no memory across steps.
-type Retry struct {
-	label string
-	K     int
-	order []int
-}
-
-// NewRetry returns the retry policy with k attempts per step.
-func NewRetry(name string, k int) *Retry { return &Retry{label: name, K: k} }
-
-// Name implements Policy.
-func (p *Retry) Name() string { return p.label }
-
-// Choose implements Policy.
-func (p *Retry) Choose(s *Step) []int {
-	n := min(p.K, len(s.Candidates))
-	p.order = p.order[:0]
-	for i := 0; i < n; i++ {
-		p.order = append(p.order, i)
-	}
-	return p.order
-}
-
-// Observe implements Policy; retry has no memory across steps.
-func (p *Retry) Observe(*Step, int, bool) {}

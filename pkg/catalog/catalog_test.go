@@ -117,3 +117,22 @@ func TestJSONLRoundTripAndErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestProviderKey(t *testing.T) {
+	cases := []struct {
+		tool Tool
+		want string
+	}{
+		{Tool{ID: "a", Endpoints: []Endpoint{{URL: "https://API.GitHub.com/repos/x"}}}, "host:api.github.com"},
+		{Tool{ID: "b", Endpoints: []Endpoint{{URL: "https://{resource}.cognitiveservices.azure.com/x", Templated: true}}}, "host:{resource}.cognitiveservices.azure.com"},
+		{Tool{ID: "c", Endpoints: []Endpoint{{URL: "api.example.org/v1"}}}, "host:api.example.org"},
+		{Tool{ID: "n8n/n8n-nodes-base/mysql:-execute-sql", Platform: "n8n"}, "n8n-node:n8n-nodes-base/mysql"},
+		{Tool{ID: "n8n/@n8n/n8n-nodes-langchain/calculator", Platform: "n8n"}, "n8n-node:@n8n/n8n-nodes-langchain/calculator"},
+		{Tool{ID: "langchain/langchain-community/terminal", Platform: "langchain"}, "tool:langchain/langchain-community/terminal"},
+	}
+	for _, c := range cases {
+		if got := ProviderKey(&c.tool); got != c.want {
+			t.Errorf("%s: %q, want %q", c.tool.ID, got, c.want)
+		}
+	}
+}

@@ -26,7 +26,12 @@ type Config struct {
 	Prior     catalog.PriorConfig  `yaml:"prior" json:"prior"`
 	Dynamic   DynamicConfig        `yaml:"dynamic" json:"dynamic"`
 	Scenarios []sim.Scenario       `yaml:"scenarios" json:"scenarios"`
-	Policies  []bandit.Spec        `yaml:"policies" json:"policies"`
+	// Protocols are the feedback protocols every policy runs under (configs/paper.yaml: the
+	// paper's execution protocol alone).
+	Protocols []sim.Protocol `yaml:"protocols" json:"protocols"`
+	Policies  []bandit.Spec  `yaml:"policies" json:"policies"`
+	// Sweep, when set, is the hyper-parameter sweep of `rated eval dynamic --sweep`.
+	Sweep *SweepConfig `yaml:"sweep,omitempty" json:"sweep,omitempty"`
 }
 
 // RetrievalConfig configures the first stage.
@@ -50,6 +55,12 @@ type DynamicConfig struct {
 	Seeds       []uint64 `yaml:"seeds" json:"seeds"`
 	Split       string   `yaml:"split" json:"split"`
 	CurveStride int      `yaml:"curve_stride" json:"curve_stride"`
+	// Compare names the policies that paired.{md,json} compares with every other policy (paired
+	// over seeds, which share each stream and schedule).
+	Compare []string `yaml:"compare" json:"compare"`
+	// Calibration is the labelled split P(relevant | retrieval features) is fitted on ("dev";
+	// never the evaluated split unless that is dev itself).
+	Calibration string `yaml:"calibration" json:"calibration"`
 }
 
 // LoadConfig resolves the configuration: the embedded configs/paper.yaml, then each file in
@@ -161,6 +172,20 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%s.failure_rate = %v: ρ must be in [0, 1)", key, s.FailureRate)
 		}
 	}
+	if len(c.Protocols) == 0 {
+		return fmt.Errorf("protocols: at least one feedback protocol is needed")
+	}
+	names = map[string]bool{}
+	for i, p := range c.Protocols {
+		key := fmt.Sprintf("protocols[%d]", i)
+		if err := p.Validate(key); err != nil {
+			return err
+		}
+		if names[p.Name] {
+			return fmt.Errorf("%s.name: duplicate protocol %q", key, p.Name)
+		}
+		names[p.Name] = true
+	}
 	if len(c.Policies) == 0 {
 		return fmt.Errorf("policies: at least one policy is needed")
 	}
@@ -174,6 +199,11 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%s.name: duplicate policy %q", key, p.Name)
 		}
 		names[p.Name] = true
+	}
+	for i, name := range c.Dynamic.Compare {
+		if !names[name] {
+			return fmt.Errorf("dynamic.compare[%d] = %q: no policy of that name", i, name)
+		}
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/rated-dev/rated/internal/atomicfile"
+	"github.com/rated-dev/rated/pkg/bandit"
 	"github.com/rated-dev/rated/pkg/report"
 	"github.com/rated-dev/rated/pkg/sim"
 )
@@ -29,9 +30,10 @@ type Options struct {
 
 // Result is what a run produced.
 type Result struct {
-	Rows  []sim.Row
-	World WorldInfo
-	Table *report.Table
+	Rows   []sim.Row
+	World  WorldInfo
+	Table  *report.Table
+	Paired []PairedRow
 }
 
 // table2JSON is the layout of table2.json.
@@ -52,11 +54,11 @@ func Run(ctx context.Context, cfg *Config, res Resources, opts Options) (*Result
 		return nil, err
 	}
 	grid := sim.GridSpec{
-		Scenarios: cfg.Scenarios, Policies: cfg.Policies, Seeds: cfg.Dynamic.Seeds,
+		Scenarios: cfg.Scenarios, Protocols: cfg.Protocols, Policies: cfg.Policies, Seeds: cfg.Dynamic.Seeds,
 		Steps: cfg.Dynamic.Steps, K: cfg.Retrieval.K, Weights: cfg.Fusion,
 		Summary: cfg.Summary(), ASWindow: cfg.Dynamic.ASWindow, CurveStride: cfg.Dynamic.CurveStride,
 	}
-	total := len(grid.Scenarios) * len(grid.Policies) * len(grid.Seeds)
+	total := len(grid.Protocols) * len(grid.Scenarios) * len(grid.Policies) * len(grid.Seeds)
 	done := 0
 	progress := func() {
 		done++ // called under RunGrid's lock
@@ -74,6 +76,10 @@ func Run(ctx context.Context, cfg *Config, res Resources, opts Options) (*Result
 	}
 	rows := sim.Summarize(grid, results)
 	table := Table2(cfg, rows, info)
+	paired, err := Paired(cfg, results)
+	if err != nil {
+		return nil, err
+	}
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
@@ -96,41 +102,68 @@ func Run(ctx context.Context, cfg *Config, res Resources, opts Options) (*Result
 	if err := writePlots(opts.OutDir, cfg, rows); err != nil {
 		return nil, err
 	}
-	return &Result{Rows: rows, World: info, Table: table}, nil
+	if len(paired) > 0 {
+		if err := report.WriteFiles(opts.OutDir, "paired", PairedTable(paired), paired); err != nil {
+			return nil, err
+		}
+	}
+	return &Result{Rows: rows, World: info, Table: table, Paired: paired}, nil
 }
 
-// Table2 lays the rows out like the paper's Table 2: one row per method, SR / FSR / AS per
-// scenario, each as mean ± 95% CI over seeds.
+// Table2 lays the rows out like the paper's Table 2: one row per method (per protocol when
+// there are several), SR / FSR / AS / pre-failure SR per scenario, each as mean ± 95% CI over
+// seeds, then attempts per step and SR per attempt averaged over the scenarios. Oracle rows are
+// labelled as upper bounds.
 func Table2(cfg *Config, rows []sim.Row, info WorldInfo) *report.Table {
 	t := &report.Table{Title: fmt.Sprintf("Table 2 — dynamic failure injection (%s, %d tools, %d %s queries, %s, context %s)",
 		info.Bench, info.Tools, info.Queries, info.Split, info.Retriever, info.Context)}
-	t.Columns = []string{"Method"}
+	multi := len(cfg.Protocols) > 1
+	if multi {
+		t.Columns = append(t.Columns, "Feedback")
+	}
+	t.Columns = append(t.Columns, "Method")
 	for _, sc := range cfg.Scenarios {
 		t.Columns = append(t.Columns, sc.Name+" SR", sc.Name+" FSR", sc.Name+" AS", sc.Name+" pre-fail SR")
 	}
-	t.Columns = append(t.Columns, "attempts/step")
+	t.Columns = append(t.Columns, "attempts/step", "SR/attempt")
 	byKey := map[string]sim.Row{}
 	for _, r := range rows {
-		byKey[r.Scenario+"\x00"+r.Method] = r
+		byKey[r.Protocol+"\x00"+r.Scenario+"\x00"+r.Method] = r
 	}
-	for _, p := range cfg.Policies {
-		line := []string{p.Name}
-		attempts := 0.0
-		for _, sc := range cfg.Scenarios {
-			r := byKey[sc.Name+"\x00"+p.Name]
-			line = append(line, report.PercentCI(r.PostFailSR.Mean, r.PostFailSR.CI95), report.PercentCI(r.FSR.Mean, r.FSR.CI95),
-				formatAS(r), report.Percent(r.PreFailSR.Mean))
-			attempts += r.AttemptsPerStep.Mean / float64(len(cfg.Scenarios))
+	for _, proto := range cfg.Protocols {
+		for _, p := range cfg.Policies {
+			var line []string
+			if multi {
+				line = append(line, proto.Name)
+			}
+			label := p.Name
+			if bandit.IsOracle(p.Kind) {
+				label += " [upper bound]"
+			}
+			line = append(line, label)
+			attempts, perAttempt := 0.0, 0.0
+			for _, sc := range cfg.Scenarios {
+				r := byKey[proto.Name+"\x00"+sc.Name+"\x00"+p.Name]
+				line = append(line, report.PercentCI(r.PostFailSR.Mean, r.PostFailSR.CI95), report.PercentCI(r.FSR.Mean, r.FSR.CI95),
+					formatAS(r), report.Percent(r.PreFailSR.Mean))
+				attempts += r.AttemptsPerStep.Mean / float64(len(cfg.Scenarios))
+				perAttempt += r.SRPerAttempt.Mean / float64(len(cfg.Scenarios))
+			}
+			line = append(line, fmt.Sprintf("%.2f", attempts), report.Percent(perAttempt))
+			t.Rows = append(t.Rows, line)
 		}
-		line = append(line, fmt.Sprintf("%.2f", attempts))
-		t.Rows = append(t.Rows, line)
 	}
 	d := cfg.Dynamic
 	t.Notes = []string{
-		fmt.Sprintf("SR = Post-Fail success rate (selected tool relevant and executed) and FSR = share of executions that hit an unavailable tool, both over steps %d–%d (1-based); mean ± 95%% CI over %d seeds.", d.SummaryFrom+1, d.SummaryTo, len(d.Seeds)),
+		fmt.Sprintf("SR = Post-Fail success rate (the tool that executed is relevant) and FSR = share of executions that hit an unavailable tool, both over steps %d–%d (1-based); mean ± 95%% CI over %d seeds.", d.SummaryFrom+1, d.SummaryTo, len(d.Seeds)),
 		fmt.Sprintf("AS = steps after the first fully post-onset window (%d steps wide) until the rolling SR reaches θ × the pre-failure peak; \"Failed\" when a run never does before step %d; \"(n failed)\" counts such runs.", d.ASWindow, d.Steps),
 		fmt.Sprintf("Failure onset at step %d; the failed tools are the next ρ·N after skipping the 10%% most frequent in the stream. Top-K = %d; hit@%d of the retriever on these queries = %.1f%% (the ceiling for SR).", cfg.Scenarios[0].Onset(), cfg.Retrieval.K, cfg.Retrieval.K, 100*info.RecallAtK),
-		fmt.Sprintf("Static prior: consistency by %s; mean r_static %.3f; %d tools have r_static ≥ 0.8.", info.PriorMethod, info.MeanPrior, info.HighPrior),
+		fmt.Sprintf("Static prior: consistency by %s; mean r_static %.3f; %d tools have r_static ≥ 0.8. Providers (endpoint hosts, n8n nodes): %d; %d tools share one.", info.PriorMethod, info.MeanPrior, info.HighPrior, info.Providers, info.SharedProviders),
+		"Feedback protocols: execution = the tool ran or failed (the paper's y_t); task = ran and served the query; judged = task success through a judge with the stated false-positive/false-negative rates. Every policy also sees execution failures, which a runtime always observes. A fallback (attempts > 1) tries the next choice after a failed execution.",
+		"[upper bound] rows see the failure schedule (availability oracle: the best-ranked candidate that will execute; task oracle: the best-ranked that will execute and serve the query): no policy learning from feedback can match them.",
+	}
+	if info.Calibration != "" {
+		t.Notes = append(t.Notes, "Calibration: "+info.Calibration+".")
 	}
 	return t
 }
@@ -151,6 +184,7 @@ func writeRuns(path string, results []sim.RunResult) error {
 		enc := json.NewEncoder(w)
 		for _, r := range results {
 			line := struct {
+				Protocol        string  `json:"protocol"`
 				Scenario        string  `json:"scenario"`
 				Policy          string  `json:"policy"`
 				Seed            uint64  `json:"seed"`
@@ -158,8 +192,9 @@ func writeRuns(path string, results []sim.RunResult) error {
 				FSR             float64 `json:"fsr"`
 				PreFailSR       float64 `json:"pre_fail_sr"`
 				AttemptsPerStep float64 `json:"attempts_per_step"`
+				SRPerAttempt    float64 `json:"sr_per_attempt"`
 				AS              any     `json:"as"`
-			}{r.Scenario, r.Policy, r.Seed, r.PostFailSR, r.FSR, r.PreFailSR, r.AttemptsPerStep, r.AS}
+			}{r.Protocol, r.Scenario, r.Policy, r.Seed, r.PostFailSR, r.FSR, r.PreFailSR, r.AttemptsPerStep, r.SRPerAttempt, r.AS}
 			if err := enc.Encode(line); err != nil {
 				return err
 			}
@@ -169,26 +204,33 @@ func writeRuns(path string, results []sim.RunResult) error {
 }
 
 func writePlots(dir string, cfg *Config, rows []sim.Row) error {
-	for _, sc := range cfg.Scenarios {
-		p := &report.LinePlot{
-			Title:  fmt.Sprintf("Rolling SR (window %d) — %s", cfg.Dynamic.ASWindow, sc.Name),
-			XLabel: "step", YLabel: "success rate", YMin: 0, YMax: 1,
-			MarkerX: float64(sc.Onset()), MarkerLabel: "failure onset",
-		}
-		for _, r := range rows {
-			if r.Scenario != sc.Name {
-				continue
+	clean := strings.NewReplacer("/", "-", " ", "-")
+	for _, proto := range cfg.Protocols {
+		for _, sc := range cfg.Scenarios {
+			title, name := sc.Name, "sr-"+clean.Replace(sc.Name)+".png"
+			if len(cfg.Protocols) > 1 {
+				title = sc.Name + ", " + proto.Name + " feedback"
+				name = "sr-" + clean.Replace(proto.Name) + "-" + clean.Replace(sc.Name) + ".png"
 			}
-			s := report.Series{Label: r.Method}
-			for i, y := range r.Curve {
-				s.X = append(s.X, float64(i*cfg.Dynamic.CurveStride))
-				s.Y = append(s.Y, y)
+			p := &report.LinePlot{
+				Title:  fmt.Sprintf("Rolling SR (window %d) — %s", cfg.Dynamic.ASWindow, title),
+				XLabel: "step", YLabel: "success rate", YMin: 0, YMax: 1,
+				MarkerX: float64(sc.Onset()), MarkerLabel: "failure onset",
 			}
-			p.Series = append(p.Series, s)
-		}
-		name := "sr-" + strings.NewReplacer("/", "-", " ", "-").Replace(sc.Name) + ".png"
-		if err := p.Write(filepath.Join(dir, name), 900, 520); err != nil {
-			return err
+			for _, r := range rows {
+				if r.Scenario != sc.Name || r.Protocol != proto.Name {
+					continue
+				}
+				s := report.Series{Label: r.Method}
+				for i, y := range r.Curve {
+					s.X = append(s.X, float64(i*cfg.Dynamic.CurveStride))
+					s.Y = append(s.Y, y)
+				}
+				p.Series = append(p.Series, s)
+			}
+			if err := p.Write(filepath.Join(dir, name), 900, 520); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -42,6 +42,12 @@ type WorldInfo struct {
 	ContextCentering string `json:"context_centering,omitempty"`
 	// RecallAtK is the share of queries with a relevant tool in the top K: the ceiling on SR.
 	RecallAtK float64 `json:"hit_at_k"`
+	// Providers counts the providers (endpoint hosts, n8n nodes) and how many tools share one.
+	Providers       int `json:"providers"`
+	SharedProviders int `json:"tools_sharing_a_provider"`
+	// Calibration describes the fit of P(relevant | retrieval features) ("" when none).
+	Calibration string             `json:"calibration,omitempty"`
+	Calibrator  *bandit.Calibrator `json:"calibrator,omitempty"`
 }
 
 // BuildWorld retrieves the ranking and the context of every evaluation query once, and computes
@@ -54,9 +60,13 @@ func BuildWorld(res Resources, cfg *Config) (*sim.World, WorldInfo, error) {
 	for i, d := range b.Corpus {
 		toolIndex[d.ID] = i
 	}
-	priors, method, err := toolPriors(b, cfg.Prior, res.Similarity)
+	tools, method, err := toolPriors(b, cfg.Prior, res.Similarity)
 	if err != nil {
 		return nil, info, err
+	}
+	priors := make([]float64, len(tools))
+	for i := range tools {
+		priors[i] = tools[i].Prior.Value
 	}
 	info.PriorMethod = method
 	for _, p := range priors {
@@ -88,6 +98,21 @@ func BuildWorld(res Resources, cfg *Config) (*sim.World, WorldInfo, error) {
 		}
 	}
 	w := &sim.World{NumTools: len(b.Corpus), Dim: res.Vectorizer.Dim()}
+	w.Providers, w.ProviderNames = providers(tools)
+	info.Providers = len(w.ProviderNames)
+	count := make([]int, len(w.ProviderNames))
+	for _, p := range w.Providers {
+		count[p]++
+	}
+	for _, p := range w.Providers {
+		if count[p] > 1 {
+			info.SharedProviders++
+		}
+	}
+	if w.Calibrator, info.Calibration, err = calibrate(b, cfg, res, toolIndex, norm); err != nil {
+		return nil, info, err
+	}
+	info.Calibrator = w.Calibrator
 	rankings, err := rankAll(res.Retriever, queries, depth)
 	if err != nil {
 		return nil, info, err
@@ -137,9 +162,9 @@ func BuildWorld(res Resources, cfg *Config) (*sim.World, WorldInfo, error) {
 	return w, info, nil
 }
 
-// toolPriors returns r_static per corpus document: from the catalog when the benchmark has one
-// (computing it when the records carry none), else from the corpus fields alone.
-func toolPriors(b *bench.Bench, cfg catalog.PriorConfig, sim catalog.Similarity) ([]float64, string, error) {
+// toolPriors returns one catalog record per corpus document with r_static computed: from the
+// catalog when the benchmark has one, else from the corpus fields alone.
+func toolPriors(b *bench.Bench, cfg catalog.PriorConfig, sim catalog.Similarity) ([]catalog.Tool, string, error) {
 	if len(b.Corpus) == 0 {
 		return nil, "", fmt.Errorf("benchmark has an empty corpus")
 	}
@@ -147,11 +172,75 @@ func toolPriors(b *bench.Bench, cfg catalog.PriorConfig, sim catalog.Similarity)
 	if err := catalog.ComputePriors(tools, cfg, sim); err != nil {
 		return nil, "", err
 	}
-	out := make([]float64, len(tools))
+	return tools, tools[0].Prior.ConsistencyMethod, nil
+}
+
+// providers indexes each tool's catalog.ProviderKey.
+func providers(tools []catalog.Tool) ([]int, []string) {
+	index := map[string]int{}
+	var names []string
+	out := make([]int, len(tools))
 	for i := range tools {
-		out[i] = tools[i].Prior.Value
+		key := catalog.ProviderKey(&tools[i])
+		p, ok := index[key]
+		if !ok {
+			p = len(names)
+			index[key] = p
+			names = append(names, key)
+		}
+		out[i] = p
 	}
-	return out, tools[0].Prior.ConsistencyMethod, nil
+	return out, names
+}
+
+// calibrate fits P(relevant | retrieval features) on the labelled split dynamic.calibration
+// (dev by default): the retriever ranks its queries K deep, and every candidate is an example.
+// It returns nil with no error when the benchmark has no such split and no policy needs one.
+func calibrate(b *bench.Bench, cfg *Config, res Resources, toolIndex map[string]int, norm string) (*bandit.Calibrator, string, error) {
+	split := cfg.Dynamic.Calibration
+	needed := ""
+	for _, p := range cfg.Policies {
+		if p.NeedsCalibration() {
+			needed = p.Name
+			break
+		}
+	}
+	queries := b.SplitQueries(split)
+	if split == "" || len(queries) == 0 {
+		if needed != "" {
+			return nil, "", fmt.Errorf("policy %q needs a calibration split, but dynamic.calibration = %q has no queries with qrels (splits: %v)", needed, split, splitNames(b))
+		}
+		return nil, "", nil
+	}
+	if split == cfg.Dynamic.Split && split != "dev" {
+		return nil, "", fmt.Errorf("dynamic.calibration = %q is the evaluated split: calibrate on dev (or train), never on the split you report", split)
+	}
+	rankings, err := rankAll(res.Retriever, queries, cfg.Retrieval.K)
+	if err != nil {
+		return nil, "", err
+	}
+	lists := make([]bandit.CalibrationList, len(queries))
+	for qi, q := range queries {
+		rel := map[int]bool{}
+		for _, id := range b.Relevant(split, q.ID) {
+			rel[toolIndex[id]] = true
+		}
+		cands := rankings[qi]
+		top := 1.0
+		if norm == "max" && len(cands) > 0 && cands[0].Score > 0 {
+			top = cands[0].Score
+		}
+		for _, c := range cands {
+			lists[qi].Sem = append(lists[qi].Sem, c.Score/top)
+			lists[qi].Relevant = append(lists[qi].Relevant, rel[toolIndex[c.ID]])
+		}
+	}
+	cal, err := bandit.FitCalibrator(lists, 1e-6)
+	if err != nil {
+		return nil, "", fmt.Errorf("calibration on split %s: %w", split, err)
+	}
+	return cal, fmt.Sprintf("logistic P(relevant | S_sem, gap to top, log(1+rank)) on the %d %s-split queries' top %d (%d examples, %d relevant)",
+		len(queries), split, cfg.Retrieval.K, cal.Examples, cal.Positives), nil
 }
 
 func splitNames(b *bench.Bench) []string {

@@ -154,6 +154,7 @@ func MeasurePipeline(front Frontend, queries []string, priors []float64, cfg Con
 		log = io.Discard
 	}
 	policies := make([]bandit.Policy, len(cfg.Policies))
+	budgets := make([]int, len(cfg.Policies))
 	dim := 0
 	for i, spec := range cfg.Policies {
 		if dim == 0 {
@@ -167,7 +168,7 @@ func MeasurePipeline(front Frontend, queries []string, priors []float64, cfg Con
 		if err != nil {
 			return nil, err
 		}
-		policies[i] = p
+		policies[i], budgets[i] = p, spec.AttemptBudget()
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x1a7e))
 	front0 := make([]float64, 0, cfg.Queries)
@@ -202,9 +203,13 @@ func MeasurePipeline(front Frontend, queries []string, priors []float64, cfg Con
 			s := step // policies must not see each other's changes
 			s.Candidates = append([]bandit.Candidate(nil), step.Candidates...)
 			t1 := cfg.Now()
-			if len(s.Candidates) > 0 {
-				for _, pos := range p.Choose(&s) {
-					p.Observe(&s, pos, ok[pos])
+			if n := len(s.Candidates); n > 0 {
+				s.Excluded = make([]bool, n)
+				for a := 0; a < min(budgets[pi], n); a++ {
+					s.Attempt = a
+					pos := p.Choose(&s)
+					p.Observe(&s, pos, bandit.Feedback{Executed: ok[pos]})
+					s.Excluded[pos] = true
 					if ok[pos] {
 						break
 					}

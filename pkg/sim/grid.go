@@ -12,6 +12,9 @@ import (
 // GridSpec is the whole dynamic experiment: every policy under every scenario for every seed.
 type GridSpec struct {
 	Scenarios []Scenario
+	// Protocols are the feedback protocols; every policy runs under each (default: the
+	// paper's execution protocol alone).
+	Protocols []Protocol
 	Policies  []bandit.Spec
 	Seeds     []uint64
 	Steps     int
@@ -27,6 +30,7 @@ type GridSpec struct {
 
 // RunResult is the outcome of one (scenario, policy, seed) run.
 type RunResult struct {
+	Protocol        string
 	Scenario        string
 	Policy          string
 	Seed            uint64
@@ -34,7 +38,9 @@ type RunResult struct {
 	FSR             float64
 	PreFailSR       float64
 	AttemptsPerStep float64
-	AS              metrics.Adaptation
+	// SRPerAttempt is Post-Fail SR divided by attempts per step: successes per execution.
+	SRPerAttempt float64
+	AS           metrics.Adaptation
 	// Curve is the rolling SR (ASWindow wide) sampled every CurveStride steps.
 	Curve []float64
 }
@@ -43,7 +49,10 @@ type RunResult struct {
 // scenario shared by all policies, so policies are compared on identical conditions. progress,
 // if not nil, is called after each finished run, never concurrently.
 func RunGrid(ctx context.Context, w *World, g GridSpec, workers int, progress func()) ([]RunResult, error) {
-	type job struct{ sc, pol, seed int }
+	if len(g.Protocols) == 0 {
+		g.Protocols = []Protocol{{Name: ProtocolExecution, Kind: ProtocolExecution}}
+	}
+	type job struct{ proto, sc, pol, seed int }
 	type prepared struct {
 		stream []int
 		scheds []*Schedule
@@ -52,16 +61,18 @@ func RunGrid(ctx context.Context, w *World, g GridSpec, workers int, progress fu
 	rel := w.Relevance()
 	for si, seed := range g.Seeds {
 		stream := Stream(len(w.Queries), g.Steps, seed)
-		order := FrequencyOrder(w.NumTools, stream, rel)
+		freq := StreamFrequency(w.NumTools, stream, rel)
 		p := prepared{stream: stream}
 		for _, sc := range g.Scenarios {
-			p.scheds = append(p.scheds, NewSchedule(sc, w.NumTools, order, seed))
+			p.scheds = append(p.scheds, NewSchedule(sc, w, freq, seed))
 		}
 		preps[si] = p
 	}
 	jobs := make(chan job)
-	results := make([]RunResult, len(g.Scenarios)*len(g.Policies)*len(g.Seeds))
-	index := func(j job) int { return (j.sc*len(g.Policies)+j.pol)*len(g.Seeds) + j.seed }
+	results := make([]RunResult, len(g.Protocols)*len(g.Scenarios)*len(g.Policies)*len(g.Seeds))
+	index := func(j job) int {
+		return ((j.proto*len(g.Scenarios)+j.sc)*len(g.Policies)+j.pol)*len(g.Seeds) + j.seed
+	}
 	var firstErr error
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -70,7 +81,7 @@ func RunGrid(ctx context.Context, w *World, g GridSpec, workers int, progress fu
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				r, err := runOne(w, g, preps[j.seed].stream, preps[j.seed].scheds[j.sc], j.sc, j.pol, j.seed)
+				r, err := runOne(w, g, preps[j.seed].stream, preps[j.seed].scheds[j.sc], j.proto, j.sc, j.pol, j.seed)
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = err
@@ -84,13 +95,15 @@ func RunGrid(ctx context.Context, w *World, g GridSpec, workers int, progress fu
 		}()
 	}
 feed:
-	for sc := range g.Scenarios {
-		for pol := range g.Policies {
-			for seed := range g.Seeds {
-				select {
-				case jobs <- job{sc, pol, seed}:
-				case <-ctx.Done():
-					break feed
+	for proto := range g.Protocols {
+		for sc := range g.Scenarios {
+			for pol := range g.Policies {
+				for seed := range g.Seeds {
+					select {
+					case jobs <- job{proto, sc, pol, seed}:
+					case <-ctx.Done():
+						break feed
+					}
 				}
 			}
 		}
@@ -103,17 +116,17 @@ feed:
 	return results, firstErr
 }
 
-func runOne(w *World, g GridSpec, stream []int, sched *Schedule, sc, pol, seedIdx int) (RunResult, error) {
-	scenario, spec, seed := g.Scenarios[sc], g.Policies[pol], g.Seeds[seedIdx]
-	p, err := bandit.New(spec, bandit.Env{NumTools: w.NumTools, Dim: w.Dim, Weights: g.Weights, Seed: seed})
+func runOne(w *World, g GridSpec, stream []int, sched *Schedule, proto, sc, pol, seedIdx int) (RunResult, error) {
+	protocol, scenario, spec, seed := g.Protocols[proto], g.Scenarios[sc], g.Policies[pol], g.Seeds[seedIdx]
+	p, err := NewPolicy(spec, bandit.Env{NumTools: w.NumTools, Dim: w.Dim, Weights: g.Weights, Seed: seed, Providers: w.Providers})
 	if err != nil {
 		return RunResult{}, err
 	}
-	trace := Run(w, stream, sched, p, g.K)
-	r := RunResult{Scenario: scenario.Name, Policy: spec.Name, Seed: seed}
+	trace := Run(w, stream, sched, p, g.K, spec.AttemptBudget(), protocol, seed)
+	r := RunResult{Protocol: protocol.Name, Scenario: scenario.Name, Policy: spec.Name, Seed: seed}
 	onset := scenario.Onset()
 	fail := func(err error) (RunResult, error) {
-		return r, fmt.Errorf("scenario %s, policy %s, seed %d: %w", scenario.Name, spec.Name, seed, err)
+		return r, fmt.Errorf("protocol %s, scenario %s, policy %s, seed %d: %w", protocol.Name, scenario.Name, spec.Name, seed, err)
 	}
 	if r.PostFailSR, err = metrics.SuccessRate(trace, g.Summary); err != nil {
 		return fail(err)
@@ -123,6 +136,9 @@ func runOne(w *World, g GridSpec, stream []int, sched *Schedule, sc, pol, seedId
 	}
 	if r.AttemptsPerStep, err = metrics.AttemptsPerStep(trace, g.Summary); err != nil {
 		return fail(err)
+	}
+	if r.AttemptsPerStep > 0 {
+		r.SRPerAttempt = r.PostFailSR / r.AttemptsPerStep
 	}
 	if r.PreFailSR, err = metrics.SuccessRate(trace, metrics.Window{From: 0, To: onset}); err != nil {
 		return fail(err)
@@ -140,6 +156,7 @@ func runOne(w *World, g GridSpec, stream []int, sched *Schedule, sc, pol, seedId
 
 // Row aggregates one (scenario, policy) over seeds.
 type Row struct {
+	Protocol        string          `json:"protocol"`
 	Scenario        string          `json:"scenario"`
 	FailureRate     float64         `json:"failure_rate"`
 	Method          string          `json:"method"`
@@ -147,6 +164,7 @@ type Row struct {
 	FSR             metrics.Summary `json:"fsr"`
 	PreFailSR       metrics.Summary `json:"pre_fail_sr"`
 	AttemptsPerStep metrics.Summary `json:"attempts_per_step"`
+	SRPerAttempt    metrics.Summary `json:"sr_per_attempt"`
 	AS              ASSummary       `json:"as"`
 	Seeds           int             `json:"seeds"`
 	// Curve is the seed-averaged rolling SR, for plots.
@@ -161,40 +179,50 @@ type ASSummary struct {
 	FailedRuns int     `json:"failed_runs"`
 }
 
-// Summarize groups results by (scenario, policy) in grid order.
+// Summarize groups results by (protocol, scenario, policy) in grid order.
 func Summarize(g GridSpec, results []RunResult) []Row {
 	var rows []Row
 	n := len(g.Seeds)
-	for si, sc := range g.Scenarios {
-		for pi, pol := range g.Policies {
-			runs := results[(si*len(g.Policies)+pi)*n : (si*len(g.Policies)+pi+1)*n]
-			var sr, fsr, pre, aps, as []float64
-			row := Row{Scenario: sc.Name, FailureRate: sc.FailureRate, Method: pol.Name, Seeds: n}
-			for _, r := range runs {
-				sr = append(sr, r.PostFailSR)
-				fsr = append(fsr, r.FSR)
-				pre = append(pre, r.PreFailSR)
-				aps = append(aps, r.AttemptsPerStep)
-				if r.AS.Recovered {
-					as = append(as, float64(r.AS.Steps))
-				} else {
-					row.AS.FailedRuns++
-				}
-				if row.Curve == nil {
-					row.Curve = make([]float64, len(r.Curve))
-				}
-				for i, v := range r.Curve {
-					row.Curve[i] += v / float64(n)
-				}
+	for i := 0; i+n <= len(results); i += n {
+		runs := results[i : i+n]
+		sc := scenarioNamed(g.Scenarios, runs[0].Scenario)
+		var sr, fsr, pre, aps, spa, as []float64
+		row := Row{Protocol: runs[0].Protocol, Scenario: sc.Name, FailureRate: sc.FailureRate, Method: runs[0].Policy, Seeds: n}
+		for _, r := range runs {
+			sr = append(sr, r.PostFailSR)
+			fsr = append(fsr, r.FSR)
+			pre = append(pre, r.PreFailSR)
+			aps = append(aps, r.AttemptsPerStep)
+			spa = append(spa, r.SRPerAttempt)
+			if r.AS.Recovered {
+				as = append(as, float64(r.AS.Steps))
+			} else {
+				row.AS.FailedRuns++
 			}
-			row.PostFailSR, row.FSR = metrics.MeanCI95(sr), metrics.MeanCI95(fsr)
-			row.PreFailSR, row.AttemptsPerStep = metrics.MeanCI95(pre), metrics.MeanCI95(aps)
-			if len(as) > 0 {
-				s := metrics.MeanCI95(as)
-				row.AS.Mean, row.AS.CI95 = s.Mean, s.CI95
+			if row.Curve == nil {
+				row.Curve = make([]float64, len(r.Curve))
 			}
-			rows = append(rows, row)
+			for j, v := range r.Curve {
+				row.Curve[j] += v / float64(n)
+			}
 		}
+		row.PostFailSR, row.FSR = metrics.MeanCI95(sr), metrics.MeanCI95(fsr)
+		row.PreFailSR, row.AttemptsPerStep = metrics.MeanCI95(pre), metrics.MeanCI95(aps)
+		row.SRPerAttempt = metrics.MeanCI95(spa)
+		if len(as) > 0 {
+			s := metrics.MeanCI95(as)
+			row.AS.Mean, row.AS.CI95 = s.Mean, s.CI95
+		}
+		rows = append(rows, row)
 	}
 	return rows
+}
+
+func scenarioNamed(scs []Scenario, name string) Scenario {
+	for _, s := range scs {
+		if s.Name == name {
+			return s
+		}
+	}
+	return Scenario{Name: name}
 }

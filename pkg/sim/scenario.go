@@ -53,7 +53,17 @@ type Selector struct {
 	SkipTop float64 `yaml:"skip_top" json:"skip_top"`
 	// Fraction is the share of the catalog selected after the skipped ones (paper: ρ).
 	Fraction float64 `yaml:"fraction" json:"fraction"`
+	// Unit is "tool" (default: tools are selected one by one) or "provider": whole providers
+	// (tools sharing an endpoint host or an n8n node) are selected until Fraction of the
+	// catalog is covered, so a provider outage takes down all its tools at once.
+	Unit string `yaml:"unit,omitempty" json:"unit,omitempty"`
 }
+
+// Selector units.
+const (
+	UnitTool     = "tool"
+	UnitProvider = "provider"
+)
 
 // Validate checks a scenario against the run length; key locates it in the config.
 func (s Scenario) Validate(key string, steps int) error {
@@ -91,6 +101,12 @@ func (s Scenario) Validate(key string, steps int) error {
 		if e.Select.By != "frequency" && e.Select.By != "random" {
 			return fmt.Errorf("%s.select.by: %q is not \"frequency\" or \"random\"", ek, e.Select.By)
 		}
+		if u := e.Select.Unit; u != "" && u != UnitTool && u != UnitProvider {
+			return fmt.Errorf("%s.select.unit: %q is not %q or %q", ek, u, UnitTool, UnitProvider)
+		}
+		if e.Select.Unit == UnitProvider && e.Kind == EventNewTools {
+			return fmt.Errorf("%s.select.unit: new_tools selects tools, not providers", ek)
+		}
 		if e.Select.Fraction < 0 || e.Select.Fraction >= 1 || math.IsNaN(e.Select.Fraction) {
 			return fmt.Errorf("%s.select.fraction = %v: ρ must be in [0, 1)", ek, e.Select.Fraction)
 		}
@@ -110,10 +126,17 @@ func (s Scenario) Onset() int {
 	return onset
 }
 
-// FrequencyOrder returns all tool indices sorted by how often they are relevant over the stream,
-// most frequent first, ties by index. relevant[q] lists the relevant tools of query q; stream
-// holds query indices.
-func FrequencyOrder(numTools int, stream []int, relevant [][]int) []int {
+// Frequency is how often each tool is relevant over a stream, and the tools in that order.
+type Frequency struct {
+	// Order lists all tool indices, most frequently relevant first, ties by index.
+	Order []int
+	// Count[tool] is the number of stream steps whose query the tool is relevant to.
+	Count []int
+}
+
+// StreamFrequency counts, for every tool, the stream steps it is relevant to. relevant[q] lists
+// the relevant tools of query q; stream holds query indices.
+func StreamFrequency(numTools int, stream []int, relevant [][]int) Frequency {
 	count := make([]int, numTools)
 	for _, q := range stream {
 		for _, tool := range relevant[q] {
@@ -125,7 +148,7 @@ func FrequencyOrder(numTools int, stream []int, relevant [][]int) []int {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return count[order[a]] > count[order[b]] })
-	return order
+	return Frequency{Order: order, Count: count}
 }
 
 // selectTools applies a selector to an order of tools: skip round(SkipTop·N), take

@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"math"
 	"math/rand/v2"
+	"sort"
 )
 
 // Schedule answers, for every tool and step, whether the tool exists and whether a call
@@ -20,17 +22,23 @@ type rule struct {
 	p                  float64
 }
 
-// NewSchedule fixes a scenario's tool selections for one stream. frequencyOrder is the
-// FrequencyOrder of the stream; seed drives random selections and flaky outcomes.
-func NewSchedule(sc Scenario, numTools int, frequencyOrder []int, seed uint64) *Schedule {
+// NewSchedule fixes a scenario's tool selections for one stream of world w. freq is the
+// StreamFrequency of the stream; seed drives random selections and flaky outcomes.
+func NewSchedule(sc Scenario, w *World, freq Frequency, seed uint64) *Schedule {
+	numTools := w.NumTools
 	s := &Schedule{rules: make([][]rule, numTools), addedAt: make([]int, numTools), seed: seed}
 	rng := rand.New(rand.NewPCG(seed, 0x5ce9a210))
 	for _, e := range sc.Events {
-		order := frequencyOrder
-		if e.Select.By == "random" {
-			order = rng.Perm(numTools)
+		var tools []int
+		if e.Select.Unit == UnitProvider {
+			tools = selectProviders(e.Select, w, freq, rng)
+		} else {
+			order := freq.Order
+			if e.Select.By == "random" {
+				order = rng.Perm(numTools)
+			}
+			tools = selectTools(e.Select, order)
 		}
-		tools := selectTools(e.Select, order)
 		s.Affected = append(s.Affected, tools)
 		for _, tool := range tools {
 			if e.Kind == EventNewTools {
@@ -80,4 +88,45 @@ func uniform(seed, a, b uint64) float64 {
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	z ^= z >> 31
 	return float64(z>>11) / (1 << 53)
+}
+
+// selectProviders applies a provider selector: providers are ordered by how often their tools
+// are relevant in the stream (summed over the provider's tools, ties by the provider's best
+// tool in the frequency order) or at random; whole providers are skipped until SkipTop·N tools
+// are passed, then taken until at least Fraction·N tools are selected. Every tool of a taken
+// provider fails.
+func selectProviders(sel Selector, w *World, freq Frequency, rng *rand.Rand) []int {
+	np := w.numProviders()
+	members := make([][]int, np)
+	weight := make([]int, np)
+	var order []int // providers in order of their most frequent tool
+	for _, tool := range freq.Order {
+		p := w.providerOf(tool)
+		if members[p] == nil {
+			order = append(order, p)
+		}
+		members[p] = append(members[p], tool)
+		weight[p] += freq.Count[tool]
+	}
+	if sel.By == "random" {
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	} else {
+		sort.SliceStable(order, func(a, b int) bool { return weight[order[a]] > weight[order[b]] })
+	}
+	n := w.NumTools
+	skip := int(math.Round(sel.SkipTop * float64(n)))
+	take := int(math.Round(sel.Fraction * float64(n)))
+	var out []int
+	passed := 0
+	for _, p := range order {
+		if len(out) >= take {
+			break
+		}
+		if passed < skip {
+			passed += len(members[p])
+			continue
+		}
+		out = append(out, members[p]...)
+	}
+	return out
 }

@@ -14,10 +14,14 @@ func TestFrequencyOrderAndPaperSelection(t *testing.T) {
 	// 10 tools; stream relevance counts: tool 3 ×4, tool 1 ×3, tool 7 ×2, tool 0 ×1, rest 0.
 	relevant := [][]int{{3}, {1, 3}, {7, 0}, {3, 1}, {7}, {1, 3}}
 	stream := []int{0, 1, 2, 3, 4, 5}
-	order := FrequencyOrder(10, stream, relevant)
+	freq := StreamFrequency(10, stream, relevant)
+	order := freq.Order
 	want := []int{3, 1, 7, 0, 2, 4, 5, 6, 8, 9}
 	if !reflect.DeepEqual(order, want) {
 		t.Fatalf("order %v, want %v", order, want)
+	}
+	if !reflect.DeepEqual(freq.Count, []int{1, 3, 0, 4, 0, 0, 0, 2, 0, 0}) {
+		t.Fatalf("counts %v", freq.Count)
 	}
 	// Paper: skip the top 10% (1 tool), fail the next ρN = 20% (2 tools).
 	got := selectTools(Selector{By: "frequency", SkipTop: 0.1, Fraction: 0.2}, order)
@@ -26,12 +30,21 @@ func TestFrequencyOrderAndPaperSelection(t *testing.T) {
 	}
 }
 
+// inOrder is the frequency of a stream in which tool i is relevant n−i times: the order 0…n−1.
+func inOrder(n int) Frequency {
+	f := Frequency{Order: make([]int, n), Count: make([]int, n)}
+	for i := range f.Order {
+		f.Order[i], f.Count[i] = i, n-i
+	}
+	return f
+}
+
 func TestScheduleKinds(t *testing.T) {
-	order := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	w := &World{NumTools: 10}
 	one := func(kind string, e Event) *Schedule {
 		e.Kind = kind
 		e.Select = Selector{By: "frequency", Fraction: 0.1} // tool 0 only
-		return NewSchedule(Scenario{Name: "s", Theta: 1, Events: []Event{e}}, 10, order, 1)
+		return NewSchedule(Scenario{Name: "s", Theta: 1, Events: []Event{e}}, w, inOrder(10), 1)
 	}
 	p := one(EventPersistent, Event{Start: 5})
 	if !p.Executes(0, 4) || p.Executes(0, 5) || p.Executes(0, 999) || !p.Executes(1, 999) {
@@ -95,6 +108,8 @@ func TestScenarioValidation(t *testing.T) {
 	}
 }
 
+var execution = Protocol{Name: "execution", Kind: ProtocolExecution}
+
 // tinyWorld: 4 tools; query 0 wants tool 0 or 1 (ranked 0,1,2), query 1 wants tool 2 (ranked 2,3).
 func tinyWorld() *World {
 	return &World{NumTools: 4, Dim: 2, Queries: []Query{
@@ -107,18 +122,18 @@ func TestRunTracesByHand(t *testing.T) {
 	w := tinyWorld()
 	stream := []int{0, 1, 0, 0}
 	// Tool 0 fails from step 2.
-	sched := NewSchedule(Scenario{Name: "s", Theta: 1, Events: []Event{{Kind: EventPersistent, Start: 2, Select: Selector{By: "frequency", Fraction: 0.25}}}}, 4, []int{0, 1, 2, 3}, 1)
-	static := Run(w, stream, sched, bandit.NewStatic("s"), 2)
+	sched := NewSchedule(Scenario{Name: "s", Theta: 1, Events: []Event{{Kind: EventPersistent, Start: 2, Select: Selector{By: "frequency", Fraction: 0.25}}}}, w, inOrder(4), 1)
+	static := Run(w, stream, sched, bandit.NewStatic("s"), 2, 1, execution, 1)
 	want := []metrics.StepOutcome{{Success: true, Attempts: 1}, {Success: true, Attempts: 1}, {Attempts: 1, FailedAttempts: 1}, {Attempts: 1, FailedAttempts: 1}}
 	if !reflect.DeepEqual(static, want) {
 		t.Fatalf("static trace %+v", static)
 	}
-	retry := Run(w, stream, sched, bandit.NewRetry("r", 3), 2)
+	retry := Run(w, stream, sched, bandit.NewStatic("r"), 2, 3, execution, 1)
 	want[2], want[3] = metrics.StepOutcome{Success: true, Attempts: 2, FailedAttempts: 1}, metrics.StepOutcome{Success: true, Attempts: 2, FailedAttempts: 1}
 	if !reflect.DeepEqual(retry, want) {
 		t.Fatalf("retry trace %+v", retry)
 	}
-	bl := Run(w, stream, sched, bandit.NewBlacklist("b"), 2)
+	bl := Run(w, stream, sched, bandit.NewBlacklist("b"), 2, 1, execution, 1)
 	want[2], want[3] = metrics.StepOutcome{Attempts: 1, FailedAttempts: 1}, metrics.StepOutcome{Success: true, Attempts: 1}
 	if !reflect.DeepEqual(bl, want) {
 		t.Fatalf("blacklist trace %+v", bl)
@@ -127,8 +142,8 @@ func TestRunTracesByHand(t *testing.T) {
 
 func TestNewToolsAreNotCandidatesBeforeTheyExist(t *testing.T) {
 	w := tinyWorld()
-	sched := NewSchedule(Scenario{Name: "s", Theta: 1, Events: []Event{{Kind: EventNewTools, Start: 1, Select: Selector{By: "frequency", Fraction: 0.25}}}}, 4, []int{0, 1, 2, 3}, 1)
-	tr := Run(w, []int{0, 0}, sched, bandit.NewStatic("s"), 2)
+	sched := NewSchedule(Scenario{Name: "s", Theta: 1, Events: []Event{{Kind: EventNewTools, Start: 1, Select: Selector{By: "frequency", Fraction: 0.25}}}}, w, inOrder(4), 1)
+	tr := Run(w, []int{0, 0}, sched, bandit.NewStatic("s"), 2, 1, execution, 1)
 	// Step 0: tool 0 does not exist; static picks tool 1 (relevant). Step 1: tool 0 exists.
 	if !tr[0].Success || !tr[1].Success {
 		t.Fatalf("trace %+v", tr)
@@ -163,5 +178,102 @@ func TestRunGridIsReproducible(t *testing.T) {
 	// RATED, which sees the failures, must have a lower FSR.
 	if !(rows[0].FSR.Mean < rows[2].FSR.Mean) {
 		t.Fatalf("RATED FSR %v should be below static %v", rows[0].FSR.Mean, rows[2].FSR.Mean)
+	}
+}
+
+func TestOraclesByHand(t *testing.T) {
+	// Query c ranks tool 3 (irrelevant) above tool 2 (relevant); tool 0 fails from step 0.
+	w := tinyWorld()
+	w.Queries = append(w.Queries, Query{ID: "c", Relevant: []int{2}, Context: []float64{0, 1},
+		Ranked: []bandit.Candidate{{Tool: 3, Sem: 1}, {Tool: 2, Sem: 0.9}}})
+	sched := NewSchedule(Scenario{Name: "s", Theta: 1, Events: []Event{{Kind: EventPersistent, Start: 0, Select: Selector{By: "frequency", Fraction: 0.25}}}}, w, inOrder(4), 1)
+	avail, err := NewPolicy(bandit.Spec{Name: "a", Kind: "oracle_availability"}, bandit.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, _ := NewPolicy(bandit.Spec{Name: "t", Kind: "oracle_task"}, bandit.Env{})
+	stream := []int{0, 2}
+	// Step 0 (query a): tool 0 is down, both oracles run tool 1 (relevant). Step 1 (query c):
+	// the availability oracle runs the best-ranked executing tool, 3 (irrelevant); the task
+	// oracle runs tool 2.
+	a := Run(w, stream, sched, avail, 2, 1, execution, 1)
+	if !a[0].Success || a[0].FailedAttempts != 0 || a[1].Success {
+		t.Fatalf("availability oracle trace %+v", a)
+	}
+	o := Run(w, stream, sched, task, 2, 1, execution, 1)
+	if !o[0].Success || !o[1].Success {
+		t.Fatalf("task oracle trace %+v", o)
+	}
+	if _, err := bandit.New(bandit.Spec{Name: "a", Kind: "oracle_availability"}, bandit.Env{}); err == nil {
+		t.Fatal("bandit.New must refuse an oracle: only the simulator sees the schedule")
+	}
+}
+
+// recorder chooses the top candidate and keeps every feedback it is given.
+type recorder struct{ seen []bandit.Feedback }
+
+func (r *recorder) Name() string                                      { return "recorder" }
+func (r *recorder) Choose(s *bandit.Step) int                         { return 0 }
+func (r *recorder) Observe(_ *bandit.Step, _ int, fb bandit.Feedback) { r.seen = append(r.seen, fb) }
+
+func TestProtocolsFeedback(t *testing.T) {
+	w := tinyWorld()
+	// Query a's top tool 0 is relevant; query b's top tool 2 is relevant; tool 2 fails from step 0.
+	sched := NewSchedule(Scenario{Name: "s", Theta: 1, Events: []Event{{Kind: EventPersistent, Start: 0,
+		Select: Selector{By: "frequency", SkipTop: 0.5, Fraction: 0.25}}}}, w, inOrder(4), 1)
+	stream := []int{0, 1}
+	r := &recorder{}
+	Run(w, stream, sched, r, 2, 1, execution, 1)
+	if r.seen[0] != (bandit.Feedback{Executed: true}) || r.seen[1] != (bandit.Feedback{}) {
+		t.Fatalf("execution protocol: %+v", r.seen)
+	}
+	r = &recorder{}
+	Run(w, stream, sched, r, 2, 1, Protocol{Name: "t", Kind: ProtocolTask}, 1)
+	if r.seen[0] != (bandit.Feedback{Executed: true, TaskKnown: true, Task: true}) || r.seen[1] != (bandit.Feedback{TaskKnown: true}) {
+		t.Fatalf("task protocol: %+v", r.seen)
+	}
+	// Judged: over many executed calls of a relevant tool the judge says "failure" at the
+	// false-negative rate; over an irrelevant one, "success" at the false-positive rate.
+	judge := Protocol{Name: "j", Kind: ProtocolJudged, FalsePositive: 0.1, FalseNegative: 0.3}
+	fn, fp, n := 0, 0, 20000
+	for i := 0; i < n; i++ {
+		if !judge.feedback(true, true, 7, i, 0).Task {
+			fn++
+		}
+		if judge.feedback(true, false, 7, i, 0).Task {
+			fp++
+		}
+		if judge.feedback(false, true, 7, i, 0).Task {
+			t.Fatal("a failed call is never judged a success")
+		}
+	}
+	if r := float64(fn) / float64(n); r < 0.28 || r > 0.32 {
+		t.Errorf("false-negative rate %v, want ≈ 0.3", r)
+	}
+	if r := float64(fp) / float64(n); r < 0.09 || r > 0.11 {
+		t.Errorf("false-positive rate %v, want ≈ 0.1", r)
+	}
+}
+
+func TestProviderOutageSelectsWholeProviders(t *testing.T) {
+	// Tools 0,1,2 share provider 0; tool 3 is provider 1, tool 4 provider 2. Frequency order 0…4.
+	w := &World{NumTools: 5, Providers: []int{0, 0, 0, 1, 2}}
+	freq := inOrder(5)
+	got := selectProviders(Selector{By: "frequency", Fraction: 0.4, Unit: UnitProvider}, w, freq, nil)
+	if !reflect.DeepEqual(got, []int{0, 1, 2}) {
+		t.Fatalf("provider outage took %v, want the whole of provider 0", got)
+	}
+	// Skipping 20% (one tool) skips provider 0 entirely (the first provider passed), then ρ = 20%
+	// takes provider 1.
+	got = selectProviders(Selector{By: "frequency", SkipTop: 0.2, Fraction: 0.2, Unit: UnitProvider}, w, freq, nil)
+	if !reflect.DeepEqual(got, []int{3}) {
+		t.Fatalf("with skip: %v, want [3]", got)
+	}
+	sched := NewSchedule(Scenario{Name: "p", Theta: 1, Events: []Event{{Kind: EventPersistent, Start: 0,
+		Select: Selector{By: "frequency", Fraction: 0.4, Unit: UnitProvider}}}}, w, freq, 1)
+	for tool, down := range []bool{true, true, true, false, false} {
+		if sched.Executes(tool, 5) == down {
+			t.Errorf("tool %d: executes = %v", tool, !down)
+		}
 	}
 }

@@ -1,0 +1,284 @@
+package bandit
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/rated-dev/rated/internal/testassets"
+)
+
+var issueLayer = HealthConfig{HalfLife: 1000, PriorStrength: 1, PoolRate: 0.05, PoolInit: 1, PoolEvidence: 1,
+	ResetOnFailure: true, MaskBase: 100}
+
+func near(t *testing.T, what string, got, want float64) {
+	t.Helper()
+	if math.Abs(got-want) > 1e-9 {
+		t.Fatalf("%s = %.12g, want %.12g", what, got, want)
+	}
+}
+
+func TestHealthLayerByHand(t *testing.T) {
+	l := NewHealthLayer(issueLayer, nil)
+	if r, m := l.Estimate(5, 0); r != 1 || m {
+		t.Fatalf("untried tool: r̂ %v masked %v, want p̄₀ = 1, unmasked", r, m)
+	}
+	l.Update(5, 10, true) // evidence 0 < 1: p̄ ← 1 + 0.05·(1 − 1) = 1; s = 1
+	// At t = 1010 the success has halved (H = 1000): evidence 0.5 < 1 feeds p̄ with the failure:
+	// p̄ = 1 + 0.05·(0 − 1) = 0.95; the failure resets s; f = 1; masked for D = 100 steps.
+	l.Update(5, 1010, false)
+	near(t, "p̄", l.Pool(), 0.95)
+	r, m := l.Estimate(5, 1010)
+	near(t, "r̂ after the failure", r, 0.95/2) // (0 + 1·0.95)/(0 + 1 + 1)
+	if !m {
+		t.Fatal("a tool that just failed must be masked")
+	}
+	if _, m := l.Estimate(5, 1110); !m {
+		t.Fatal("masked for 100 steps after the failure")
+	}
+	r, m = l.Estimate(5, 1111)
+	f := math.Exp2(-101.0 / 1000)
+	near(t, "r̂ at the re-probe", r, 0.95/(f+1))
+	if m {
+		t.Fatal("the mask ends after D steps")
+	}
+	// Second consecutive failure at 1200: f = 2^(−190/1000) + 1, p̄ = 0.95·0.95, mask 2·D.
+	l.Update(5, 1200, false)
+	near(t, "p̄", l.Pool(), 0.9025)
+	if _, m := l.Estimate(5, 1400); !m {
+		t.Fatal("the second consecutive failure masks for 2·D = 200 steps")
+	}
+	if _, m := l.Estimate(5, 1401); m {
+		t.Fatal("mask of 200 steps ended")
+	}
+	// A success ends the run of failures: the next failure masks for D again.
+	l.Update(5, 1500, true)
+	l.Update(5, 1600, false)
+	if _, m := l.Estimate(5, 1701); m {
+		t.Fatal("after a success the backoff starts again at D")
+	}
+}
+
+func TestHealthLayerMaskCap(t *testing.T) {
+	cfg := issueLayer
+	cfg.MaskMax = 150
+	l := NewHealthLayer(cfg, nil)
+	for _, step := range []int{0, 101, 302} { // masks 100, 150 (not 200), 150 (not 400)
+		l.Update(1, step, false)
+	}
+	if _, m := l.Estimate(1, 302+150); !m {
+		t.Fatal("masked through the capped length")
+	}
+	if _, m := l.Estimate(1, 302+151); m {
+		t.Fatal("a mask never exceeds mask_max")
+	}
+}
+
+func TestHealthLayerProviders(t *testing.T) {
+	cfg := issueLayer
+	cfg.ProviderStrength, cfg.ProviderMaskAfter = 1, 2
+	// Tools 1, 2, 3 share provider 0; tool 4 has provider 1.
+	l := NewHealthLayer(cfg, []int{-1, 0, 0, 0, 1})
+	l.Update(3, 0, true)
+	l.Update(1, 1, false)
+	// One tool failing alone says nothing about its siblings: an untried sibling has the pooled
+	// rate p̄ = 0.95 (the failure came with no evidence of tool 1: p̄ = 1 + 0.05·(0 − 1)).
+	if r, m := l.Estimate(2, 2); r != 0.95 || m {
+		t.Fatalf("sibling after one failure: r̂ %v masked %v, want p̄ = 0.95, unmasked", r, m)
+	}
+	l.Update(2, 2, false) // second distinct tool, no provider success in between: correlated
+	r, m := l.Estimate(3, 3)
+	if !m {
+		t.Fatal("two distinct failures must mask the provider, untried and healthy-looking siblings included")
+	}
+	// Provider at step 3: its success of step 0 decayed over 3 steps, its correlated failure of
+	// step 2 over 1: r_p = min(p̄, (s + p̄)/(s + f + 1)) with p̄ = 0.9025 (the failures of 1 and 2
+	// came with evidence 0 < 1: p̄ = 1 → 0.95 → 0.9025).
+	p := 0.9025
+	s, f := math.Exp2(-3.0/1000), math.Exp2(-1.0/1000)
+	rp := math.Min(p, (s+p)/(s+f+1))
+	// Tool 3 has its own success (decayed to step 3): r̂ = (s3 + rp)/(s3 + 1).
+	s3 := math.Exp2(-3.0 / 1000)
+	near(t, "sibling r̂", r, (s3+rp)/(s3+1))
+	if _, m := l.Estimate(4, 3); m {
+		t.Fatal("another provider's tool is not masked")
+	}
+	// After the provider mask (D = 100), the first failure of a sibling re-masks it for 2·D.
+	l.Update(3, 150, false)
+	if _, m := l.Estimate(4, 151); m {
+		t.Fatal("provider 1 unaffected")
+	}
+	if _, m := l.Estimate(1, 350); !m {
+		t.Fatal("a failed re-probe after a provider mask re-masks the provider (2·D)")
+	}
+}
+
+func TestHealthConfigValidate(t *testing.T) {
+	bad := []HealthConfig{
+		{PriorStrength: 0},
+		{PriorStrength: 1, PoolInit: 1.5},
+		{PriorStrength: 1, PoolRate: 2},
+		{PriorStrength: 1, HalfLife: math.Inf(1)},
+		{PriorStrength: 1, MaskBase: -1},
+		{PriorStrength: math.NaN()},
+	}
+	for _, c := range bad {
+		if err := c.Validate("r"); err == nil {
+			t.Errorf("%+v accepted", c)
+		}
+	}
+	if err := issueLayer.Validate("r"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFactoredExpectedFusionAndMasks(t *testing.T) {
+	p := NewFactored("f", FrozenRelevance{}, NewHealthLayer(issueLayer, nil), FusionConfig{Kind: FusionExpected})
+	s := &Step{T: 0, Candidates: []Candidate{{Tool: 0, Relevance: 0.6}, {Tool: 1, Relevance: 0.5}, {Tool: 2, Relevance: 0.1}}}
+	if got := p.Choose(s); got != 0 {
+		t.Fatalf("healthy tools: chose %d, want the most relevant", got)
+	}
+	p.Observe(s, 0, Feedback{Executed: false})
+	s.T = 1
+	if got := p.Choose(s); got != 1 {
+		t.Fatalf("tool 0 masked: chose %d, want 1", got)
+	}
+	// After the mask, r̂₀ = (0 + 1·p̄)/(0 + f + 1) < 0.5/0.6 keeps tool 1 ahead:
+	// p̄ = 0.95, f = 2^(−101/1000): 0.6·0.95/(f+1) ≈ 0.295 < 0.5.
+	s.T = 102
+	if got := p.Choose(s); got != 1 {
+		t.Fatalf("after the mask: chose %d, want 1 (expected success 0.5 > 0.295)", got)
+	}
+	// Every candidate masked or tried: the best allowed score wins.
+	s.Excluded = []bool{false, true, true}
+	s.T = 1
+	if got := p.Choose(s); got != 0 {
+		t.Fatalf("only tool 0 allowed: chose %d", got)
+	}
+}
+
+func TestFactoredRoutesFeedback(t *testing.T) {
+	rel := &countingRelevance{}
+	p := NewFactored("f", rel, nil, FusionConfig{Kind: FusionExpected})
+	s := &Step{Candidates: []Candidate{{Tool: 0, Relevance: 0.5}}}
+	p.Observe(s, 0, Feedback{Executed: false, TaskKnown: true})
+	p.Observe(s, 0, Feedback{Executed: true})
+	if rel.learned != 0 {
+		t.Fatal("relevance must learn only from observed task outcomes of executed tools")
+	}
+	p.Observe(s, 0, Feedback{Executed: true, TaskKnown: true, Task: true})
+	if rel.learned != 1 {
+		t.Fatal("an executed tool's task outcome must reach the relevance model")
+	}
+}
+
+type countingRelevance struct{ learned int }
+
+func (c *countingRelevance) Scores(s *Step, out []float64) { FrozenRelevance{}.Scores(s, out) }
+func (c *countingRelevance) Learn(*Step, int, bool)        { c.learned++ }
+
+func TestKernelRelevanceByHand(t *testing.T) {
+	m := NewKernelRelevance(KernelConfig{Strength: 1, Bandwidth: 0.05, Merge: 0.98, Alpha: 0})
+	x := []float64{1, 0}
+	y := []float64{0.6, 0.8} // cosine 0.6 with x
+	s := &Step{Context: x, Candidates: []Candidate{{Tool: 0, Relevance: 0.3}}}
+	out := make([]float64, 1)
+	m.Scores(s, out)
+	near(t, "prior only", out[0], 0.3)
+	m.Learn(s, 0, true)
+	m.Learn(s, 0, true)
+	m.Scores(s, out)
+	near(t, "two successes on the same query", out[0], (0.3+2)/(1+2))
+	sy := &Step{Context: y, Candidates: s.Candidates}
+	m.Scores(sy, out)
+	w := math.Exp((0.6 - 1) / 0.05)
+	near(t, "a dissimilar query", out[0], (0.3+2*w)/(1+2*w))
+	m.Learn(sy, 0, false) // a new prototype (cosine 0.6 < merge 0.98)
+	if len(m.tools[0]) != 2 {
+		t.Fatalf("%d prototypes, want 2", len(m.tools[0]))
+	}
+	m.Scores(sy, out)
+	near(t, "after a failure on y", out[0], (0.3+2*w+0)/(1+2*w+1))
+}
+
+func TestGrowKeepsState(t *testing.T) {
+	s := []int{1, 2}
+	s = grow(s, 5)
+	if len(s) < 6 || s[0] != 1 || s[1] != 2 || s[5] != 0 {
+		t.Fatalf("grow: %v", s)
+	}
+	p := NewDiscountedLinUCB("r", LinUCBConfig{Alpha: 0.1, Gamma: 0.95, Ridge: 1, Weights: paperWeights, ContextScale: 1}, 2, 2)
+	st := &Step{Context: []float64{1, 0}, Candidates: []Candidate{{Tool: 40, Sem: 0.5, Prior: 0.5}}}
+	p.Observe(st, 0, ran(true)) // a tool beyond the initial catalog: no panic, state kept
+	if p.arms[40] == nil {
+		t.Fatal("the added tool's arm was not created")
+	}
+}
+
+func TestCalibratorMatchesScikitLearn(t *testing.T) {
+	python := testassets.Python(t)
+	rng := rand.New(rand.NewPCG(11, 12))
+	var lists []CalibrationList
+	for q := 0; q < 300; q++ {
+		n := 10
+		l := CalibrationList{Sem: make([]float64, n), Relevant: make([]bool, n)}
+		top := 0.6 + 0.3*rng.Float64()
+		for i := 0; i < n; i++ {
+			l.Sem[i] = top - 0.02*float64(i) - 0.01*rng.Float64()
+			p := 1 / (1 + math.Exp(-(-1 + 6*(l.Sem[i]-top) + 3*(l.Sem[i]-0.7) - 0.8*math.Log1p(float64(i)))))
+			l.Relevant[i] = rng.Float64() < p
+		}
+		lists = append(lists, l)
+	}
+	c, err := FitCalibrator(lists, 1e-6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var xs [][]float64
+	var ys []int
+	for _, l := range lists {
+		for i := range l.Sem {
+			xs = append(xs, []float64{l.Sem[i], l.Sem[i] - l.Sem[0], math.Log1p(float64(i))})
+			y := 0
+			if l.Relevant[i] {
+				y = 1
+			}
+			ys = append(ys, y)
+		}
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.json")
+	raw, _ := json.Marshal(map[string]any{"x": xs, "y": ys})
+	if err := os.WriteFile(in, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := `
+import json, sys
+from sklearn.linear_model import LogisticRegression
+d = json.load(open(sys.argv[1]))
+m = LogisticRegression(C=1e6, tol=1e-12, max_iter=100000).fit(d["x"], d["y"])
+print(json.dumps([m.intercept_[0]] + list(m.coef_[0])))
+`
+	out, err := exec.Command(python, "-c", script, in).CombinedOutput()
+	if err != nil {
+		t.Fatalf("scikit-learn: %v\n%s", err, out)
+	}
+	var want []float64
+	if err := json.Unmarshal(out, &want); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for i, w := range want {
+		if math.Abs(c.Weights[i]-w) > 1e-3*(1+math.Abs(w)) {
+			t.Errorf("weight %d: %v, scikit-learn %v", i, c.Weights[i], w)
+		}
+	}
+	// Apply gives the logistic of the fitted features.
+	cands := []Candidate{{Sem: 0.8}, {Sem: 0.75}}
+	c.Apply(cands)
+	z := c.Weights[0] + c.Weights[1]*0.75 + c.Weights[2]*(0.75-0.8) + c.Weights[3]*math.Log(2)
+	near(t, "P(relevant) of the second candidate", cands[1].Relevance, 1/(1+math.Exp(-z)))
+}

@@ -1,0 +1,182 @@
+package bandit
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/floats"
+)
+
+// RelevanceModel estimates how likely each candidate is to serve the query: P(relevant | query,
+// tool), exploration bonus included. It learns only from observed relevance (task or judged
+// feedback on a tool that executed); execution failures say nothing about relevance and never
+// reach it.
+type RelevanceModel interface {
+	// Scores fills out with the estimate of every candidate of s.
+	Scores(s *Step, out []float64)
+	// Learn records that the candidate at pos, executed in step s, served the query or not.
+	Learn(s *Step, pos int, relevant bool)
+}
+
+// FrozenRelevance is the frozen retriever's view: the calibrated probability of relevance of
+// each candidate (Candidate.Relevance), or its raw semantic score when Semantic is set.
+type FrozenRelevance struct{ Semantic bool }
+
+// Scores implements RelevanceModel.
+func (m FrozenRelevance) Scores(s *Step, out []float64) {
+	for i, c := range s.Candidates {
+		if m.Semantic {
+			out[i] = c.Sem
+		} else {
+			out[i] = c.Relevance
+		}
+	}
+}
+
+// Learn implements RelevanceModel; a frozen model learns nothing.
+func (FrozenRelevance) Learn(*Step, int, bool) {}
+
+// ResidualLinUCB learns, per tool, a linear correction of the calibrated relevance from
+// observed relevance: estimate = P₀ + θᵀx̃ + α·√(x̃ᵀA⁻¹x̃), where P₀ = Candidate.Relevance and θ
+// is fitted (discounted ridge, diagonal A, as RATED's bandit) to the residuals y − P₀. With no
+// observation θ = 0 and the model ranks exactly as the calibrated retriever; relevance does not
+// drift with availability because execution outcomes never reach it.
+type ResidualLinUCB struct {
+	lin *DiscountedLinUCB
+}
+
+// NewResidualLinUCB returns the model for d-dimensional contexts. cfg's Weights and PriorInit
+// are ignored.
+func NewResidualLinUCB(cfg LinUCBConfig, numTools, d int) *ResidualLinUCB {
+	cfg.Weights = FusionWeights{Bandit: 1}
+	cfg.PriorInit = "intercept"
+	return &ResidualLinUCB{lin: NewDiscountedLinUCB("relevance", cfg, numTools, d)}
+}
+
+// Scores implements RelevanceModel.
+func (m *ResidualLinUCB) Scores(s *Step, out []float64) {
+	m.lin.loadContext(s)
+	for i, c := range s.Candidates {
+		out[i] = c.Relevance + m.lin.banditScore(c.Tool, 0)
+	}
+}
+
+// Learn implements RelevanceModel.
+func (m *ResidualLinUCB) Learn(s *Step, pos int, relevant bool) {
+	c := s.Candidates[pos]
+	y := 0.0
+	if relevant {
+		y = 1
+	}
+	m.lin.loadContext(s)
+	c.Prior = 0 // the arm's intercept starts at a zero residual
+	m.lin.update(s, c, y-c.Relevance)
+}
+
+// clamp01 limits v to [0, 1].
+func clamp01(v float64) float64 { return math.Max(0, math.Min(1, v)) }
+
+// KernelRelevance estimates P(relevant | query, tool) from the tool's past relevance outcomes
+// on similar queries: a Bayesian kernel smoother with the calibrated relevance as its prior,
+//
+//	P = (κ·P₀ + Σₖ wₖ·sₖ) / (κ + Σₖ wₖ·nₖ),  wₖ = exp((xᵀcₖ − 1)/h)
+//
+// over the tool's prototypes cₖ (query contexts seen with it, merged above a cosine of Merge,
+// with nₖ observations and sₖ successes), plus an exploration bonus α/√(κ + Σₖ wₖ·nₖ). A query
+// seen before weighs 1; a query at cosine 1 − h weighs e⁻¹. Prototypes per tool are capped at
+// MaxPrototypes (the least used is merged into its nearest), which bounds the cost of a
+// decision at K·MaxPrototypes dot products.
+type KernelRelevance struct {
+	cfg   KernelConfig
+	tools [][]prototype
+}
+
+// KernelConfig configures KernelRelevance.
+type KernelConfig struct {
+	// Strength κ of the calibrated prior, in observations.
+	Strength float64
+	// Bandwidth h of the kernel, in cosine.
+	Bandwidth float64
+	// Merge is the cosine above which a query joins an existing prototype.
+	Merge float64
+	// MaxPrototypes per tool (0: 64).
+	MaxPrototypes int
+	// Alpha is the exploration coefficient.
+	Alpha float64
+}
+
+type prototype struct {
+	c    []float64
+	n, s float64
+}
+
+// NewKernelRelevance returns the model.
+func NewKernelRelevance(cfg KernelConfig) *KernelRelevance {
+	if cfg.MaxPrototypes <= 0 {
+		cfg.MaxPrototypes = 64
+	}
+	return &KernelRelevance{cfg: cfg}
+}
+
+// Scores implements RelevanceModel.
+func (m *KernelRelevance) Scores(s *Step, out []float64) {
+	for i, c := range s.Candidates {
+		n, sum := m.evidence(c.Tool, s.Context)
+		k := m.cfg.Strength
+		out[i] = (k*c.Relevance+sum)/(k+n) + m.cfg.Alpha/math.Sqrt(k+n)
+	}
+}
+
+// evidence returns the kernel-weighted observation and success counts of tool near x.
+func (m *KernelRelevance) evidence(tool int, x []float64) (n, s float64) {
+	if tool >= len(m.tools) {
+		return 0, 0
+	}
+	for _, p := range m.tools[tool] {
+		w := math.Exp((dot(x, p.c) - 1) / m.cfg.Bandwidth)
+		n += w * p.n
+		s += w * p.s
+	}
+	return n, s
+}
+
+// Learn implements RelevanceModel.
+func (m *KernelRelevance) Learn(s *Step, pos int, relevant bool) {
+	tool := s.Candidates[pos].Tool
+	m.tools = grow(m.tools, tool)
+	y := 0.0
+	if relevant {
+		y = 1
+	}
+	protos := m.tools[tool]
+	best, bestSim := -1, math.Inf(-1)
+	for i, p := range protos {
+		if v := dot(s.Context, p.c); v > bestSim {
+			best, bestSim = i, v
+		}
+	}
+	if best >= 0 && (bestSim >= m.cfg.Merge || len(protos) >= m.cfg.MaxPrototypes) {
+		p := &protos[best]
+		mergeInto(p.c, s.Context, p.n, 1)
+		p.n++
+		p.s += y
+		return
+	}
+	m.tools[tool] = append(protos, prototype{c: append([]float64(nil), s.Context...), n: 1, s: y})
+}
+
+// mergeInto moves the unit vector c (weight wc) towards x (weight wx) and renormalises it.
+func mergeInto(c, x []float64, wc, wx float64) {
+	norm := 0.0
+	for i := range c {
+		c[i] = (wc*c[i] + wx*x[i]) / (wc + wx)
+		norm += c[i] * c[i]
+	}
+	if norm > 0 {
+		inv := 1 / math.Sqrt(norm)
+		for i := range c {
+			c[i] *= inv
+		}
+	}
+}
+
+func dot(a, b []float64) float64 { return floats.Dot(a, b) }

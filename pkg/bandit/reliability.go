@@ -1,0 +1,243 @@
+package bandit
+
+import (
+	"fmt"
+	"math"
+)
+
+// Reliability is the reliability layer: it estimates, from execution outcomes only, how likely
+// a tool is to execute at step t, and whether a health check masks it. It never learns
+// relevance, so it can sit beside any relevance model.
+type Reliability interface {
+	// Estimate returns r̂ ∈ [0, 1], the estimated probability that tool executes at step t, and
+	// whether the tool (or its provider) is masked at t.
+	Estimate(tool, t int) (rhat float64, masked bool)
+	// Update records one execution of tool at step t.
+	Update(tool, t int, executed bool)
+}
+
+// HealthConfig configures HealthLayer. Zero values mean "off" except where noted; the defaults
+// of the recommended policy are in configs/paper.yaml.
+type HealthConfig struct {
+	// HalfLife H (steps of wall-clock time): evidence loses half its weight every H steps,
+	// whether the tool is called or not. 0 keeps evidence forever.
+	HalfLife float64 `yaml:"half_life,omitempty" json:"half_life,omitempty"`
+	// PriorStrength m: the number of pseudo-observations at the pooled rate behind every tool,
+	// r̂ = (s + m·p)/(s + f + m). Must be > 0.
+	PriorStrength float64 `yaml:"prior_strength,omitempty" json:"prior_strength,omitempty"`
+	// PoolRate η of the pooled success rate p̄, an EWMA over the executions of tools with little
+	// evidence (fewer than PoolEvidence decayed observations): the expected rate of a tool the
+	// layer knows nothing about. 0 freezes p̄ at PoolInit.
+	PoolRate float64 `yaml:"pool_rate,omitempty" json:"pool_rate,omitempty"`
+	// PoolInit p̄₀ in [0, 1].
+	PoolInit float64 `yaml:"pool_init,omitempty" json:"pool_init,omitempty"`
+	// PoolEvidence: the evidence below which a tool's executions feed p̄.
+	PoolEvidence float64 `yaml:"pool_evidence,omitempty" json:"pool_evidence,omitempty"`
+	// ResetOnFailure: a failure wipes the tool's past successes (a tool that just failed is not
+	// vouched for by calls that succeeded before it broke).
+	ResetOnFailure bool `yaml:"reset_on_failure,omitempty" json:"reset_on_failure,omitempty"`
+	// MaskBase D: after its c-th consecutive failure a tool is masked for D·2^(c−1) steps
+	// (exponential backoff; the next call after the mask is the re-probe). 0: no masks.
+	MaskBase int `yaml:"mask_base,omitempty" json:"mask_base,omitempty"`
+	// MaskMax caps one mask's length (0: no cap), which bounds how long a recovered tool stays
+	// unused.
+	MaskMax int `yaml:"mask_max,omitempty" json:"mask_max,omitempty"`
+	// ProviderStrength m_p: pseudo-observations at p̄ behind each provider's pooled rate, which
+	// in turn is the prior of its tools (tool ← provider ← all); failures count against the
+	// provider only when a second distinct tool of it fails with no success in between.
+	// 0: no provider level.
+	ProviderStrength float64 `yaml:"provider_strength,omitempty" json:"provider_strength,omitempty"`
+	// ProviderMaskAfter: a provider is masked (with the same backoff) once this many distinct
+	// tools of it failed with no success of the provider in between. 0: never.
+	ProviderMaskAfter int `yaml:"provider_mask_after,omitempty" json:"provider_mask_after,omitempty"`
+}
+
+// Validate checks the configuration; key locates it in error messages.
+func (c HealthConfig) Validate(key string) error {
+	for name, v := range map[string]float64{"half_life": c.HalfLife, "pool_rate": c.PoolRate,
+		"pool_evidence": c.PoolEvidence, "provider_strength": c.ProviderStrength} {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%s.%s = %v: must be a finite number >= 0", key, name, v)
+		}
+	}
+	switch {
+	case !(c.PriorStrength > 0) || math.IsInf(c.PriorStrength, 0):
+		return fmt.Errorf("%s.prior_strength = %v: must be a finite number > 0", key, c.PriorStrength)
+	case c.PoolRate > 1:
+		return fmt.Errorf("%s.pool_rate = %v: must be in [0, 1]", key, c.PoolRate)
+	case !(c.PoolInit >= 0 && c.PoolInit <= 1):
+		return fmt.Errorf("%s.pool_init = %v: must be in [0, 1]", key, c.PoolInit)
+	case c.MaskBase < 0 || c.MaskMax < 0 || c.ProviderMaskAfter < 0:
+		return fmt.Errorf("%s: mask_base, mask_max and provider_mask_after must be >= 0", key)
+	}
+	return nil
+}
+
+// HealthLayer is the reliability layer of the recommended policy: per-tool success and failure
+// counts decayed by wall-clock half-life, a pooled prior for tools with no evidence, optional
+// pooling through each tool's provider (tools sharing an endpoint host or an n8n node), and
+// exponential-backoff health-check masks:
+//
+//	p̄ (all tools)  →  r_p = (s_p + m_p·p̄)/(s_p + f_p + m_p)  →  r̂ = (s + m·r_p)/(s + f + m)
+//
+// Before any failure every estimate is p̄₀ = 1 or climbs to 1, so a fusion that multiplies or
+// adds r̂ ranks exactly as the relevance model does: the layer costs nothing while tools work.
+type HealthLayer struct {
+	cfg      HealthConfig
+	provider []int // provider index per tool; -1 (or out of range) = none
+	tools    []toolHealth
+	provs    []providerHealth
+	pool     float64
+	// decayPerStep = 2^(−1/H), cached powers avoid a math.Pow per call for small gaps.
+	decayPerStep float64
+}
+
+type toolHealth struct {
+	s, f        float64 // decayed successes and failures
+	last        int     // step of the last decay
+	consecutive int     // consecutive failures
+	maskedUntil int
+}
+
+type providerHealth struct {
+	s, f        float64
+	last        int
+	failedTools map[int]bool // distinct tools failed since the provider's last success
+	consecutive int          // provider masks in a row
+	maskedUntil int
+}
+
+// NewHealthLayer returns the layer. providers[tool] is the tool's provider index (-1 = none);
+// tools beyond the slice have no provider. It panics on an invalid cfg: callers validate first.
+func NewHealthLayer(cfg HealthConfig, providers []int) *HealthLayer {
+	if err := cfg.Validate("reliability"); err != nil {
+		panic(err)
+	}
+	l := &HealthLayer{cfg: cfg, provider: providers, pool: cfg.PoolInit, decayPerStep: 1}
+	if cfg.HalfLife > 0 {
+		l.decayPerStep = math.Exp2(-1 / cfg.HalfLife)
+	}
+	return l
+}
+
+// decay returns the factor evidence from step last keeps at step t.
+func (l *HealthLayer) decay(last, t int) float64 {
+	if l.cfg.HalfLife <= 0 || t <= last {
+		return 1
+	}
+	if t-last == 1 {
+		return l.decayPerStep
+	}
+	return math.Exp2(-float64(t-last) / l.cfg.HalfLife)
+}
+
+func (l *HealthLayer) providerOf(tool int) int {
+	if tool < len(l.provider) {
+		return l.provider[tool]
+	}
+	return -1
+}
+
+// providerRate is r_p at step t (p̄ when the tool has no provider or the level is off).
+func (l *HealthLayer) providerRate(p, t int) float64 {
+	mp := l.cfg.ProviderStrength
+	if p < 0 || mp == 0 || p >= len(l.provs) {
+		return l.pool
+	}
+	ph := &l.provs[p]
+	k := l.decay(ph.last, t)
+	s, f := ph.s*k, ph.f*k
+	// A provider's health only warns: siblings of a healthy provider still fail on their own
+	// (a tool can break alone), so provider successes never lift a tool above p̄.
+	return math.Min(l.pool, (s+mp*l.pool)/(s+f+mp))
+}
+
+// Estimate implements Reliability.
+func (l *HealthLayer) Estimate(tool, t int) (float64, bool) {
+	p := l.providerOf(tool)
+	prior := l.providerRate(p, t)
+	m := l.cfg.PriorStrength
+	if tool >= len(l.tools) {
+		return prior, p >= 0 && p < len(l.provs) && t < l.provs[p].maskedUntil
+	}
+	th := &l.tools[tool]
+	k := l.decay(th.last, t)
+	s, f := th.s*k, th.f*k
+	masked := t < th.maskedUntil || (p >= 0 && p < len(l.provs) && t < l.provs[p].maskedUntil)
+	return (s + m*prior) / (s + f + m), masked
+}
+
+// Update implements Reliability.
+func (l *HealthLayer) Update(tool, t int, executed bool) {
+	l.tools = grow(l.tools, tool)
+	th := &l.tools[tool]
+	k := l.decay(th.last, t)
+	th.s, th.f, th.last = th.s*k, th.f*k, t
+	y := 0.0
+	if executed {
+		y = 1
+	}
+	if th.s+th.f < l.cfg.PoolEvidence {
+		l.pool += l.cfg.PoolRate * (y - l.pool)
+	}
+	if executed {
+		th.s++
+		th.consecutive = 0
+	} else {
+		th.f++
+		if l.cfg.ResetOnFailure {
+			th.s = 0
+		}
+		th.consecutive++
+		if l.cfg.MaskBase > 0 {
+			th.maskedUntil = t + 1 + l.backoff(th.consecutive)
+		}
+	}
+	p := l.providerOf(tool)
+	if p < 0 || (l.cfg.ProviderStrength == 0 && l.cfg.ProviderMaskAfter == 0) {
+		return
+	}
+	l.provs = grow(l.provs, p)
+	ph := &l.provs[p]
+	k = l.decay(ph.last, t)
+	ph.s, ph.f, ph.last = ph.s*k, ph.f*k, t
+	if executed {
+		ph.s++
+		ph.failedTools = nil
+		ph.consecutive = 0
+		return
+	}
+	// Only correlated failures count against the provider: a second distinct tool failing with
+	// no success of the provider in between. A tool that breaks alone (a bad release, a revoked
+	// key) says nothing about its siblings, and counting it would steer traffic away from
+	// healthy tools.
+	if ph.failedTools == nil {
+		ph.failedTools = map[int]bool{}
+	}
+	ph.failedTools[tool] = true
+	// After a provider mask and no success since, the first failure (the re-probe) is enough.
+	if len(ph.failedTools) < 2 && ph.consecutive == 0 {
+		return
+	}
+	ph.f++
+	if l.cfg.ProviderMaskAfter > 0 && l.cfg.MaskBase > 0 && (len(ph.failedTools) >= l.cfg.ProviderMaskAfter || ph.consecutive > 0) {
+		ph.consecutive++
+		ph.maskedUntil = t + 1 + l.backoff(ph.consecutive)
+		ph.failedTools = nil
+	}
+}
+
+// backoff is the mask length after the c-th consecutive failure: D·2^(c−1), capped.
+func (l *HealthLayer) backoff(c int) int {
+	d := l.cfg.MaskBase
+	for i := 1; i < c && (l.cfg.MaskMax == 0 || d < l.cfg.MaskMax) && d < math.MaxInt32; i++ {
+		d *= 2
+	}
+	if l.cfg.MaskMax > 0 {
+		d = min(d, l.cfg.MaskMax)
+	}
+	return d
+}
+
+// Pool returns the pooled success rate p̄ (for reports and tests).
+func (l *HealthLayer) Pool() float64 { return l.pool }
