@@ -282,3 +282,16 @@ print(json.dumps([m.intercept_[0]] + list(m.coef_[0])))
 	z := c.Weights[0] + c.Weights[1]*0.75 + c.Weights[2]*(0.75-0.8) + c.Weights[3]*math.Log(2)
 	near(t, "P(relevant) of the second candidate", cands[1].Relevance, 1/(1+math.Exp(-z)))
 }
+
+func TestRecommendedSpecBuilds(t *testing.T) {
+	s, err := RecommendedSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Kind != "factored" || s.Reliability == nil || s.Fusion == nil || s.Fusion.Kind != FusionExpected {
+		t.Fatalf("recommended spec %+v", s)
+	}
+	if _, err := New(s, Env{NumTools: 3, Dim: 2}); err != nil {
+		t.Fatal(err)
+	}
+}
