@@ -105,7 +105,7 @@ func TestBadModelFolders(t *testing.T) {
 				rt = sharedRuntime(t)
 			}
 			if tc.linkModel && realModel == "" {
-				t.Skip("model bge-small-en-v1.5 not installed: run scripts/setup")
+				t.Skip("model bge-small-en-v1.5 not installed: run rated setup models")
 			}
 			dir := t.TempDir()
 			if tc.yaml != "" {

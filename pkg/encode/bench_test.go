@@ -1,7 +1,6 @@
 package encode
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -27,26 +26,10 @@ func benchThreads() int {
 	return 1
 }
 
-// benchTexts returns the ToolBench queries of data/toolbench (real agent requests,
-// 30-80 tokens), or skips.
+// benchTexts returns the first 256 ToolBench queries of data/toolbench (real agent requests,
+// 30-80 tokens), embedded in the binary.
 func benchTexts(b *testing.B) []string {
-	path := filepath.Join(testassets.Root(b), "..", "shared", "data", "toolbench", "queries.jsonl")
-	f, err := os.Open(path)
-	if err != nil {
-		b.Skipf("benchmark texts: %v", err)
-	}
-	defer f.Close()
-	var texts []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var q struct {
-			Query string `json:"query"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &q); err == nil && q.Query != "" {
-			texts = append(texts, q.Query)
-		}
-	}
+	texts := testassets.ToolBenchQueries(b)
 	return texts[:min(256, len(texts))]
 }
 

@@ -45,6 +45,9 @@ func OpenCrossEncoder(dir string, opts Options) (*CrossEncoder, error) {
 	if cfg.Dim != 1 {
 		return nil, fmt.Errorf("%s: a cross-encoder has dim 1 (one logit per pair), not %d", cfgPath, cfg.Dim)
 	}
+	if err := verifyRecorded(dir, cfg, func(path string) (string, error) { return opts.Runtime.digests.sum(path, nil) }); err != nil {
+		return nil, err
+	}
 	load := opts.LoadTokenizer
 	if load == nil {
 		load = defaultTokenizerLoader

@@ -26,7 +26,7 @@ type Options struct {
 	// BatchSize is the number of texts per ONNX Runtime call (default 32).
 	BatchSize int
 	// CacheDir, when set, keeps embeddings on disk keyed by (model sha256, tower, settings, text)
-	// so a catalog is encoded once (typically $RATED_ASSETS/cache/embeddings).
+	// so a catalog is encoded once (typically the asset home's cache/embeddings).
 	CacheDir string
 	// LoadTokenizer loads a tokenizer.json; nil uses pkg/encode/tokenizer.
 	LoadTokenizer TokenizerLoader
@@ -78,6 +78,9 @@ func Open(dir string, opts Options) (*Model, error) {
 	if cfg.Kind != KindBiEncoder {
 		return nil, fmt.Errorf("%s: kind %s is not an embedding model (use retrieve.NewCrossEncoder)", filepath.Join(dir, ConfigFile), cfg.Kind)
 	}
+	if err := verifyRecorded(dir, cfg, func(path string) (string, error) { return opts.Runtime.digests.sum(path, nil) }); err != nil {
+		return nil, err
+	}
 	m := &Model{dir: dir, cfg: cfg, opts: opts, towers: map[string]*tower{}}
 	sessions := map[string]*session{}
 	toks := map[string]Tokenizer{}
@@ -122,7 +125,7 @@ func Open(dir string, opts Options) (*Model, error) {
 	}
 	if opts.CacheDir != "" {
 		for _, t := range m.towers {
-			tokSum, err := fileSHA256(filepath.Join(dir, cfg.TowerTokenizer(t.name)))
+			tokSum, err := opts.Runtime.digests.sum(filepath.Join(dir, cfg.TowerTokenizer(t.name)), nil)
 			if err != nil {
 				m.Close()
 				return nil, err
@@ -292,15 +295,6 @@ func (m *Model) embedTokens(t *tower, b TokenBatch) ([][]float32, error) {
 		}
 	}
 	return vecs, nil
-}
-
-func fileSHA256(path string) (string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("hashing %s: %w", path, err)
-	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:]), nil
 }
 
 // sanitize keeps a name usable as a folder name.

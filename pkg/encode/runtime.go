@@ -19,6 +19,8 @@ type Runtime struct {
 	libPath string
 	once    sync.Once
 	err     error
+	// digests remembers file hashes so that repeated opens of one folder hash it once.
+	digests digestCache
 }
 
 // process-wide record of the library onnxruntime_go has loaded (the library's own globals make
@@ -28,9 +30,8 @@ var (
 	loadedPath string
 )
 
-// NewRuntime returns a Runtime for the shared library at libPath (typically
-// $RATED_ASSETS/lib/libonnxruntime.so, see DefaultLibraryPath). Nothing is loaded until the
-// first model is opened.
+// NewRuntime returns a Runtime for the shared library at libPath (typically the asset home's
+// lib/libonnxruntime.so, pkg/home). Nothing is loaded until the first model is opened.
 func NewRuntime(libPath string) *Runtime { return &Runtime{libPath: libPath} }
 
 // DefaultAssetsDir returns $RATED_ASSETS, or .rated under the working directory.
@@ -64,7 +65,7 @@ func (r *Runtime) init() error {
 	}
 	if _, err := os.Stat(abs); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("onnxruntime library %s not found: run scripts/setup (scripts/setup.d/10-onnxruntime.sh)", abs)
+			return fmt.Errorf("onnxruntime library %s not found: install it with `rated setup onnxruntime`", abs)
 		}
 		return fmt.Errorf("onnxruntime library %s: %w", abs, err)
 	}

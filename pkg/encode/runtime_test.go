@@ -29,7 +29,7 @@ func TestRuntime(t *testing.T) {
 		t.Errorf("second library: error %v", err)
 	}
 	missing := NewRuntime(filepath.Join(t.TempDir(), "nope.so"))
-	if err := missing.Init(); err == nil || !strings.Contains(err.Error(), "scripts/setup") {
+	if err := missing.Init(); err == nil || !strings.Contains(err.Error(), "rated setup onnxruntime") {
 		t.Errorf("missing library: error %v", err)
 	}
 	if err2 := missing.Init(); err2 == nil || err2.Error() != missing.Init().Error() {

@@ -1,8 +1,6 @@
 package encode
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -54,12 +52,15 @@ func openSession(rt *Runtime, path, outputName, pooling string, wantDim int, opt
 	if len(data) == 0 {
 		return nil, fmt.Errorf("model file %s is empty", path)
 	}
-	sum := sha256.Sum256(data)
+	sum, err := rt.digests.sum(path, data)
+	if err != nil {
+		return nil, err
+	}
 	inInfo, outInfo, err := ort.GetInputOutputInfoWithONNXData(data)
 	if err != nil {
 		return nil, fmt.Errorf("model file %s is not a loadable ONNX model: %w", path, err)
 	}
-	s := &session{path: path, sha256: hex.EncodeToString(sum[:])}
+	s := &session{path: path, sha256: sum}
 	for _, in := range inInfo {
 		switch in.Name {
 		case inputIDs, attentionMask, tokenTypeIDs:

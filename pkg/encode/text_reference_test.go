@@ -40,9 +40,9 @@ func pythonHasTokenizers(t *testing.T, python string) {
 	t.Helper()
 	if err := exec.Command(python, "-c", "import tokenizers, onnxruntime").Run(); err != nil {
 		if testassets.Required() {
-			t.Fatalf("reference venv %s lacks tokenizers/onnxruntime (RATED_REQUIRE_ASSETS=1): run scripts/setup", python)
+			t.Fatalf("reference venv %s lacks tokenizers/onnxruntime (RATED_REQUIRE_ASSETS=1): run rated setup venv", python)
 		}
-		t.Skipf("reference venv %s lacks tokenizers/onnxruntime: run scripts/setup", python)
+		t.Skipf("reference venv %s lacks tokenizers/onnxruntime: run rated setup venv", python)
 	}
 }
 
