@@ -9,7 +9,10 @@ maven_fetch() {
   local tag=$1 url=$2 dest=$3 pin=${4:-}
   if [ ! -s "$dest" ] || { [ -n "$pin" ] && [ "$(sha256sum "$dest" | cut -d' ' -f1)" != "$pin" ]; }; then
     echo "$tag: downloading $url"
-    curl -fsSL --retry 3 -o "$dest.part" "$url" || { rm -f "$dest.part"; return 1; }
+    # curl's progress bar on a terminal, silence otherwise (CI logs stay plain).
+    local show=(-sS)
+    [ -t 2 ] && show=(--progress-bar)
+    curl -fL "${show[@]}" --retry 3 -o "$dest.part" "$url" || { rm -f "$dest.part"; return 1; }
     local sha1_want sha1_got
     sha1_want=$(curl -fsSL --retry 3 "$url.sha1" | cut -d' ' -f1)
     sha1_got=$(sha1sum "$dest.part" | cut -d' ' -f1)

@@ -18,7 +18,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../lib/maven.sh
 . "$root/scripts/lib/maven.sh"
-assets=${RATED_ASSETS:-$root/.rated}
+assets=${RATED_HOME:-${RATED_ASSETS:-$root/.rated}}
 version=${RATED_ORT_VERSION:-1.19.2}
 # sha256 of libonnxruntime.so.1.19.2 (linux x64) as shipped in onnxruntime-node 1.19.2 (enforced on
 # the npm path; the Maven path checks the jar against Maven Central's published .sha1).

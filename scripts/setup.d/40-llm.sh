@@ -8,7 +8,7 @@
 # $RATED_ASSETS/cache/llm. Nothing is started here (scripts/llm-up does that).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-assets=${RATED_ASSETS:-$root/.rated}
+assets=${RATED_HOME:-${RATED_ASSETS:-$root/.rated}}
 cfgfile=${RATED_LLM_CONFIG:-$root/configs/llm.yaml}
 
 # llm_cfg KEY: the value of a flat `key: value` line of configs/llm.yaml, or $RATED_LLM_<KEY>.

@@ -19,7 +19,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../lib/maven.sh
 . "$root/scripts/lib/maven.sh"
-assets=${RATED_ASSETS:-$root/.rated}
+assets=${RATED_HOME:-${RATED_ASSETS:-$root/.rated}}
 cache=$assets/cache/training
 libdir=$assets/lib/training
 mkdir -p "$cache" "$libdir"
@@ -82,7 +82,8 @@ build() { # NAME MODEL_DIR ARGS...
   shift 2
   local out=$assets/train/$name
   local key
-  key="$(sha256sum "$model/model.onnx" "$root/scripts/train/build_artifacts.py" | sha256sum | cut -d' ' -f1) $*"
+  # Content only (not paths), so that the embedded copy `rated setup` extracts gives the same key.
+  key="$( (sha256sum <"$model/model.onnx"; sha256sum <"$root/scripts/train/build_artifacts.py") | sha256sum | cut -d' ' -f1) $*"
   if [ -s "$out/checkpoint" ] && [ "$(cat "$out/.stamp" 2>/dev/null)" = "$key" ]; then
     echo "50-training: artifacts $name up to date"
     return 0

@@ -23,7 +23,7 @@ fi
 root=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=../lib/maven.sh
 . "$root/scripts/lib/maven.sh"
-assets=${RATED_ASSETS:-$root/.rated}
+assets=${RATED_HOME:-${RATED_ASSETS:-$root/.rated}}
 cache=$assets/cache/training-gpu
 libdir=$assets/lib/training-gpu
 version=1.24.1-1.5.13
