@@ -66,44 +66,81 @@ type DynamicConfig struct {
 // LoadConfig resolves the configuration: the embedded configs/paper.yaml, then each file in
 // files merged on top (maps merge, lists replace), then RATED_* environment variables
 // (RATED_DYNAMIC_STEPS=2000) and the flags bound to v. Unknown keys are errors, so a typo is
-// not silently ignored.
+// not silently ignored. When the environment or a flag changes dynamic.steps and nothing else on
+// the timeline, the onset, summary window and AS window scale with it (scaleTimeline), so that
+// --steps alone gives a shorter run of the same protocol; otherwise a timeline that no longer
+// fits is refused naming the keys to set.
 func LoadConfig(v *viper.Viper, files []string) (*Config, error) {
-	base, err := configs.Files.ReadFile("paper.yaml")
-	if err != nil {
+	if err := readFiles(v, files); err != nil {
 		return nil, err
-	}
-	v.SetConfigType("yaml")
-	if err := v.ReadConfig(bytes.NewReader(base)); err != nil {
-		return nil, fmt.Errorf("embedded configs/paper.yaml: %w", err)
-	}
-	for _, f := range files {
-		v.SetConfigFile(f)
-		if err := v.MergeInConfig(); err != nil {
-			return nil, fmt.Errorf("config %s: %w", f, err)
-		}
 	}
 	v.SetEnvPrefix("RATED")
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	v.AutomaticEnv()
-	return decode(v)
+	cfg, err := unmarshal(v)
+	if err != nil {
+		return nil, err
+	}
+	// The same files without environment or flags: what the timeline was written for.
+	filesOnly := viper.New()
+	if err := readFiles(filesOnly, files); err != nil {
+		return nil, err
+	}
+	written, err := unmarshal(filesOnly)
+	if err != nil {
+		return nil, err
+	}
+	if from := written.Dynamic.Steps; cfg.Dynamic.Steps != from && from > 0 && cfg.Dynamic.Steps > 0 && sameTimeline(cfg, written) {
+		cfg.scaleTimeline(from)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// readFiles reads the embedded configs/paper.yaml into v and merges each file over it.
+func readFiles(v *viper.Viper, files []string) error {
+	base, err := configs.Files.ReadFile("paper.yaml")
+	if err != nil {
+		return err
+	}
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(bytes.NewReader(base)); err != nil {
+		return fmt.Errorf("embedded configs/paper.yaml: %w", err)
+	}
+	for _, f := range files {
+		v.SetConfigFile(f)
+		if err := v.MergeInConfig(); err != nil {
+			return fmt.Errorf("config %s: %w", f, err)
+		}
+	}
+	return nil
 }
 
 // PaperConfig returns the embedded configs/paper.yaml alone: no files, environment or flags.
 func PaperConfig() (*Config, error) {
-	base, err := configs.Files.ReadFile("paper.yaml")
-	if err != nil {
-		return nil, err
-	}
 	v := viper.New()
-	v.SetConfigType("yaml")
-	if err := v.ReadConfig(bytes.NewReader(base)); err != nil {
-		return nil, fmt.Errorf("embedded configs/paper.yaml: %w", err)
+	if err := readFiles(v, nil); err != nil {
+		return nil, err
 	}
 	return decode(v)
 }
 
 // decode unmarshals v into a Config, refusing unknown keys, and validates it.
 func decode(v *viper.Viper) (*Config, error) {
+	cfg, err := unmarshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// unmarshal reads v into a Config, refusing unknown keys.
+func unmarshal(v *viper.Viper) (*Config, error) {
 	var cfg Config
 	err := v.Unmarshal(&cfg, func(dc *mapstructure.DecoderConfig) {
 		dc.TagName = "yaml"
@@ -113,9 +150,6 @@ func decode(v *viper.Viper) (*Config, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
 	}
 	return &cfg, nil
 }
