@@ -1,16 +1,24 @@
 # The two commands of the README: `make demo` (main job on the embedded default) and `make test`.
 GO ?= go
 
+# The repository's own targets keep their assets in ./.rated (an installed rated uses
+# ~/.local/share/rated); RATED_ASSETS, the older name, still chooses the folder when set.
+RATED_HOME ?= $(or $(RATED_ASSETS),$(CURDIR)/.rated)
+export RATED_HOME
+# Stamp the VCS commit into the binaries `go run` builds (`rated --version`, every output's
+# provenance), even where the Go environment turns stamping off; the user's GOFLAGS come last.
+export GOFLAGS := -buildvcs=auto $(GOFLAGS)
+
 .PHONY: demo test test-short setup vet bench reproduce finetune-syn
 
 # The main job on the embedded default benchmark, set-up included: installs the ONNX Runtime
 # library and the encoders (dense retrieval; skipped when already there), then writes Table 2.
 demo:
-	bash scripts/setup onnxruntime models
+	$(GO) run . setup onnxruntime models
 	$(GO) run . eval dynamic --out runs/default
 
 setup:
-	bash scripts/setup
+	$(GO) run . setup all
 
 # Installs the reference tools, libraries and models first, then runs every test with missing
 # assets treated as failures rather than skips.
@@ -31,7 +39,7 @@ bench:
 # Regenerates Tables 1-3 on the embedded default and compares every cell with
 # pkg/reproduce/expected/default.json ([OK] or the difference per cell).
 reproduce:
-	bash scripts/setup onnxruntime models
+	$(GO) run . setup onnxruntime models
 	$(GO) run . reproduce --out runs/reproduce
 
 # The paper's fine-tuning chain: local Gemma -> EcoAgent-Syn (build-bench) -> rated finetune ->

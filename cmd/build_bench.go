@@ -19,7 +19,7 @@ import (
 	"github.com/rated-dev/rated/pkg/catalog"
 	"github.com/rated-dev/rated/pkg/defaultbench"
 	"github.com/rated-dev/rated/pkg/encode"
-	"github.com/rated-dev/rated/pkg/evaldynamic"
+	"github.com/rated-dev/rated/pkg/home"
 	"github.com/rated-dev/rated/pkg/retrieve"
 	"github.com/rated-dev/rated/pkg/synth"
 	"github.com/spf13/cobra"
@@ -60,8 +60,8 @@ The LLM server must be running: rated llm up.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.catalog, "catalog", "", "catalog JSONL (default: the embedded default benchmark's catalog)")
 	fl.StringVar(&f.out, "out", "", "output directory (required)")
-	fl.StringVar(&f.config, "config", "", "LLM configuration (default <repo>/configs/llm.yaml)")
-	fl.StringVar(&f.digestFile, "model-file", "", "weights file whose sha256 is recorded (default $RATED_ASSETS/<gguf of the config>)")
+	fl.StringVar(&f.config, "config", "", "LLM configuration (default: configs/llm.yaml, embedded in the binary)")
+	fl.StringVar(&f.digestFile, "model-file", "", "weights file whose sha256 is recorded (default <asset home>/<gguf of the config>)")
 	fl.IntVar(&f.tools, "tools", 0, "use at most this many tools (0: all)")
 	fl.StringSliceVar(&f.platforms, "platforms", nil, "use only these platforms (comma-separated; default all)")
 	fl.IntVar(&f.perPlatform, "per-platform", 0, "use at most this many tools per platform (0: all)")
@@ -76,7 +76,7 @@ The LLM server must be running: rated llm up.`,
 	fl.Uint64Var(&f.negSeed, "negative-seed", syn.NegativeSeed, "seed of the random negatives")
 	fl.Int64Var(&f.seed, "seed", 0, "generation seed (0: the config's seed)")
 	fl.IntVar(&f.concurrency, "concurrency", 0, "requests in flight (0: the config's concurrency)")
-	fl.StringVar(&f.retriever, "retriever", "", "retriever for hard negatives and Real candidates: auto (dense with the first installed encoder, else BM25), bm25, dense, dense:<model> (default: the config's retriever, else auto)")
+	fl.StringVar(&f.retriever, "retriever", "", "retriever for hard negatives and Real candidates: auto or dense (the first installed encoder; missing is an error), bm25, dense:<model folder name, path or openai:URL[#MODEL]> (default: the config's retriever, else auto)")
 	fl.StringVar(&f.realQueries, "real-queries", "", "ToolBench queries for EcoAgent-Real (default: the 765 embedded in the binary, "+data.ToolBenchQueriesName+")")
 	fl.IntVar(&f.realLimit, "real-limit", 0, "use the first N real queries (0: all)")
 	fl.IntVar(&f.topK, "top-k", real.TopK, "candidate tools per real query")
@@ -114,20 +114,17 @@ type benchRetriever struct {
 	close                       func()
 }
 
-// openBenchRetriever resolves --retriever: "bm25"; "dense:<model>" (a model folder name under
-// <assets>/models or a path); "dense" (the first installed encoder, required); "auto" (the first
-// installed encoder when it and the ONNX Runtime library are installed, else BM25). The encoder
-// preference is evaldynamic.FindEncoder's. Encoding the corpus reports to prog.
-func openBenchRetriever(spec, assets string, docs []bench.Doc, prog synth.Progress) (*benchRetriever, error) {
+// openBenchRetriever resolves --retriever: "bm25"; "dense:<spec>" (an installed model folder name,
+// a folder path, or openai:URL[#MODEL]); "dense" or "auto" (the first installed encoder, in
+// retrieve.PreferredEncoders order). A missing encoder is an error naming the asset home and
+// `rated setup models`: there is no silent fallback to BM25. Encoding the corpus reports to prog.
+func openBenchRetriever(spec string, h home.Home, docs []bench.Doc, prog synth.Progress) (*benchRetriever, error) {
 	spec = strings.TrimSpace(spec)
 	lower := strings.ToLower(spec)
-	bm25 := func(choice string) *benchRetriever {
-		return &benchRetriever{Retriever: retrieve.NewBM25(docs, retrieve.DefaultBM25Params()), requested: spec, choice: choice, close: func() {}}
-	}
 	var model string
 	switch {
 	case lower == "bm25":
-		return bm25("requested"), nil
+		return &benchRetriever{Retriever: retrieve.NewBM25(docs, retrieve.DefaultBM25Params()), requested: spec, choice: "requested", close: func() {}}, nil
 	case lower == "auto" || lower == "dense":
 	case strings.HasPrefix(lower, "dense:"):
 		model = spec[len("dense:"):]
@@ -137,21 +134,9 @@ func openBenchRetriever(spec, assets string, docs []bench.Doc, prog synth.Progre
 	default:
 		return nil, fmt.Errorf("unknown retriever %q (available: auto, bm25, dense, dense:<model>)", spec)
 	}
-	dir, err := evaldynamic.FindEncoder(&evaldynamic.Config{Retrieval: evaldynamic.RetrievalConfig{Encoder: model}}, assets)
+	enc, err := encoderSource(h, encode.Options{CacheDir: h.EmbeddingCache()}).Open(model)
 	if err != nil {
-		return nil, fmt.Errorf("--retriever %s: %w", spec, err)
-	}
-	lib := encode.DefaultLibraryPath(assets)
-	_, libErr := os.Stat(lib)
-	if dir == "" || libErr != nil {
-		if lower == "auto" {
-			return bm25(fmt.Sprintf("auto: no encoder installed under %s (model folder %q, ONNX Runtime %s); run scripts/setup for dense retrieval", assets, dir, lib)), nil
-		}
-		return nil, fmt.Errorf("--retriever %s: no encoder installed (model folder %q under %s, ONNX Runtime library %s: %v); run scripts/setup", spec, dir, filepath.Join(assets, "models"), lib, libErr)
-	}
-	enc, err := encode.Open(dir, encode.Options{Runtime: encode.NewRuntime(lib), CacheDir: encode.DefaultCacheDir(assets)})
-	if err != nil {
-		return nil, fmt.Errorf("--retriever %s: %w", spec, err)
+		return nil, fmt.Errorf("--retriever %s: %w; or pass --retriever bm25", spec, err)
 	}
 	started := false
 	prev := 0
@@ -172,23 +157,20 @@ func openBenchRetriever(spec, assets string, docs []bench.Doc, prog synth.Progre
 	}
 	choice := "requested"
 	if model == "" {
-		choice = lower + ": first installed encoder (preference: dragon-plus, bge-small-en-v1.5, all-minilm-l6-v2, then by name)"
+		choice = lower + ": first installed encoder (preference: " + strings.Join(retrieve.PreferredEncoders, ", ") + ", then by name)"
 	}
-	return &benchRetriever{Retriever: dense, requested: spec, choice: choice, modelDir: dir, close: func() { enc.Close() }}, nil
+	return &benchRetriever{Retriever: dense, requested: spec, choice: choice, modelDir: enc.Dir, close: func() { enc.Close() }}, nil
 }
 
 func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, real synth.RealConfig) error {
 	ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	started := time.Now()
-	root, _ := repoRoot("")
-	if f.config == "" {
-		if root == "" {
-			return fmt.Errorf("no configs/llm.yaml found; pass --config")
-		}
-		f.config = filepath.Join(root, "configs", "llm.yaml")
+	h, err := assetHome(c)
+	if err != nil {
+		return err
 	}
-	lc, err := synth.LoadLLMConfig(f.config, nil)
+	lc, cfgName, err := loadLLMConfig(f.config)
 	if err != nil {
 		return err
 	}
@@ -218,11 +200,7 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 	if f.retriever == "" {
 		f.retriever = "auto"
 	}
-	assets := encode.DefaultAssetsDir()
-	if root != "" {
-		assets = assetsDir(root)
-	}
-	ret, err := openBenchRetriever(f.retriever, assets, bench.DocsFromTools(tools), prog)
+	ret, err := openBenchRetriever(f.retriever, h, bench.DocsFromTools(tools), prog)
 	if err != nil {
 		return err
 	}
@@ -242,15 +220,15 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 	if err != nil {
 		return err
 	}
-	digest, digestSrc := lc.GGUFSHA256, "declared in "+f.config
-	if f.digestFile == "" && root != "" && lc.GGUF != "" {
-		f.digestFile = filepath.Join(assetsDir(root), lc.GGUF)
+	digest, digestSrc := lc.GGUFSHA256, "declared in "+cfgName
+	if f.digestFile == "" && lc.GGUF != "" {
+		f.digestFile = h.Path(lc.GGUF)
 	}
 	if f.digestFile != "" {
 		if d, err := synth.FileSHA256(f.digestFile); err == nil {
 			digest, digestSrc = d, "sha256 of "+f.digestFile
 			if lc.GGUFSHA256 != "" && d != lc.GGUFSHA256 {
-				return fmt.Errorf("%s has sha256 %s, but %s declares %s", f.digestFile, d, f.config, lc.GGUFSHA256)
+				return fmt.Errorf("%s has sha256 %s, but %s declares %s", f.digestFile, d, cfgName, lc.GGUFSHA256)
 			}
 		}
 	}

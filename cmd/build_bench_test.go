@@ -171,24 +171,30 @@ func buildBenchRetrieverRun(t *testing.T, extra ...string) (string, map[string]m
 	return so.String() + "\n" + string(ds), stats, nil
 }
 
-// TestBuildBenchRetrieverAutoFallsBack: with no encoder installed, auto uses BM25, says so, and
-// keeps the BM25 threshold 0 (every top-k candidate goes to the validator).
-func TestBuildBenchRetrieverAutoFallsBack(t *testing.T) {
-	t.Setenv("RATED_ASSETS", t.TempDir())
-	out, stats, err := buildBenchRetrieverRun(t, "--retriever", "auto")
+// TestBuildBenchRetrieverNoSilentFallback: with no encoder installed, auto and dense fail naming
+// the asset home and `rated setup models`; BM25 runs only when asked for, and keeps the BM25
+// threshold 0 (every top-k candidate goes to the validator).
+func TestBuildBenchRetrieverNoSilentFallback(t *testing.T) {
+	empty := t.TempDir()
+	t.Setenv("RATED_HOME", empty)
+	for _, spec := range []string{"auto", "dense"} {
+		_, _, err := buildBenchRetrieverRun(t, "--retriever", spec)
+		if err == nil || !strings.Contains(err.Error(), "rated setup models") || !strings.Contains(err.Error(), empty+" (RATED_HOME)") ||
+			!strings.Contains(err.Error(), "--retriever bm25") {
+			t.Fatalf("--retriever %s without an encoder: got %v", spec, err)
+		}
+	}
+	out, stats, err := buildBenchRetrieverRun(t, "--retriever", "bm25")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if !strings.Contains(out, "retriever: BM25 (auto: no encoder installed") {
-		t.Fatalf("the run does not say it fell back to BM25:\n%s", out)
+	if !strings.Contains(out, "retriever: BM25 (requested)") {
+		t.Fatalf("the run does not say BM25 was requested:\n%s", out)
 	}
 	run, real := stats["run"], stats["real"]
-	if run["retriever"] != "BM25" || run["retriever_requested"] != "auto" || real["min_retrieval_score"] != 0.0 ||
+	if run["retriever"] != "BM25" || run["retriever_requested"] != "bm25" || real["min_retrieval_score"] != 0.0 ||
 		real["retrieval_score_scale"] != "unscaled" || real["dropped_below_retrieval_threshold"] != 0.0 {
 		t.Fatalf("run %v\nreal %v", run, real)
-	}
-	if _, _, err := buildBenchRetrieverRun(t, "--retriever", "dense"); err == nil || !strings.Contains(err.Error(), "no encoder installed") {
-		t.Fatalf("--retriever dense without an encoder: got %v", err)
 	}
 	if _, _, err := buildBenchRetrieverRun(t, "--retriever", "tfidf"); err == nil || !strings.Contains(err.Error(), "unknown retriever") {
 		t.Fatalf("--retriever tfidf: got %v", err)
@@ -201,7 +207,7 @@ func TestBuildBenchRetrieverAutoFallsBack(t *testing.T) {
 func TestBuildBenchDenseRetriever(t *testing.T) {
 	testassets.ORTLibrary(t)
 	testassets.Model(t, "bge-small-en-v1.5")
-	t.Setenv("RATED_ASSETS", testassets.Dir(t))
+	t.Setenv("RATED_HOME", testassets.Dir(t))
 	out, stats, err := buildBenchRetrieverRun(t, "--retriever", "dense:bge-small-en-v1.5")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)

@@ -3,8 +3,6 @@ package cmd
 import (
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,32 +16,29 @@ import (
 // newCrawlCmd builds `rated crawl`: crawl the platform catalogs into a catalog JSONL.
 func newCrawlCmd() *cobra.Command {
 	var (
-		out, config, assets, statsOut string
-		encoderDir                    string
-		platforms, sources            []string
-		latest, probe                 bool
-		concurrency, retries          int
-		perHost, timeout, backoff     time.Duration
-		maxWarnings                   int
+		out, config, statsOut     string
+		encoderDir                string
+		platforms, sources        []string
+		latest, probe             bool
+		concurrency, retries      int
+		perHost, timeout, backoff time.Duration
+		maxWarnings               int
 	)
 	cmd := &cobra.Command{
 		Use:   "crawl",
 		Short: "Crawl the LangChain, CrewAI, LlamaIndex and n8n tool catalogs (statically) into a catalog JSONL",
 		Long: `Reads the published tool catalogs without executing any crawled code: the pinned registry
-packages of configs/sources.yaml (downloaded once into $RATED_ASSETS/sources/ with npm pack and
-pip download), or local archives, source trees and bare git directories given with --source.
+packages of configs/sources.yaml (embedded; downloaded once into <asset home>/sources/ by
+"rated setup sources", or on first use with npm pack and pip download), or local archives, source trees and bare git directories given with --source.
 Computes the metadata prior (0.5/0.3/0.2), optionally health-checks every endpoint (--probe:
 this sends requests to the real services; use it deliberately), writes the catalog atomically
 and prints per platform the tools found, the share with an endpoint, the share needing auth and,
 after probing, the share broken or lacking authentication, as a table and as JSON.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			root := crawlRepoRoot()
-			if assets == "" {
-				assets = filepath.Join(root, ".rated")
-			}
-			if config == "" {
-				config = filepath.Join(root, "configs", "sources.yaml")
+			h, err := assetHome(c)
+			if err != nil {
+				return err
 			}
 			local := map[string][]crawl.LocalSource{}
 			for _, s := range sources {
@@ -54,9 +49,8 @@ after probing, the share broken or lacking authentication, as a table and as JSO
 				local[plat] = append(local[plat], ls)
 			}
 			var cfg *crawl.SourcesConfig
-			var err error
 			if len(local) < len(crawl.Platforms) || len(platforms) > 0 {
-				if cfg, err = crawl.LoadSources(config); err != nil {
+				if cfg, err = loadSources(config); err != nil {
 					return err
 				}
 			}
@@ -66,7 +60,7 @@ after probing, the share broken or lacking authentication, as a table and as JSO
 					Platforms: platforms,
 					Config:    cfg,
 					Local:     local,
-					Fetcher:   &crawl.Fetcher{Dir: filepath.Join(assets, "sources")},
+					Fetcher:   &crawl.Fetcher{Dir: h.SourcesDir()},
 					Latest:    latest,
 					Progress:  progress,
 				},
@@ -78,13 +72,12 @@ after probing, the share broken or lacking authentication, as a table and as JSO
 				MaxWarnings: maxWarnings,
 			}
 			if encoderDir != "" {
-				model, err := encode.Open(encoderDir, encode.Options{Runtime: encode.NewRuntime(encode.DefaultLibraryPath(assets)),
-					CacheDir: encode.DefaultCacheDir(assets)})
+				enc, err := encoderSource(h, encode.Options{CacheDir: h.EmbeddingCache()}).Open(encoderDir)
 				if err != nil {
 					return fmt.Errorf("crawl: --encoder: %w", err)
 				}
-				defer model.Close()
-				ro.Similarity = retrieve.EncoderSimilarity{Encoder: model}
+				defer enc.Close()
+				ro.Similarity = retrieve.EncoderSimilarity{Encoder: enc}
 			}
 			if probe {
 				ro.Prober = &crawl.Prober{
@@ -103,8 +96,7 @@ after probing, the share broken or lacking authentication, as a table and as JSO
 	}
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "data/catalog.jsonl", "catalog JSONL to write (atomically)")
-	f.StringVar(&config, "config", "", "pinned sources (default <repo>/configs/sources.yaml)")
-	f.StringVar(&assets, "assets", os.Getenv("RATED_ASSETS"), "asset directory holding the download cache sources/ (default <repo>/.rated)")
+	f.StringVar(&config, "config", "", "pinned sources (default: configs/sources.yaml, embedded in the binary)")
 	f.StringVar(&statsOut, "stats-out", "", "also write the per-platform stats JSON to this file")
 	f.StringSliceVar(&platforms, "platform", nil, "platforms to crawl (default all: n8n, langchain, crewai, llamaindex)")
 	f.StringArrayVar(&sources, "source", nil, "PLATFORM=PATH[@REV]: crawl a local archive, tree or bare git directory instead of the pinned packages (repeatable)")
@@ -115,26 +107,7 @@ after probing, the share broken or lacking authentication, as a table and as JSO
 	f.DurationVar(&timeout, "probe-timeout", 10*time.Second, "timeout of one probe request")
 	f.IntVar(&retries, "probe-retries", 2, "extra attempts after a timeout, 5xx, 429 or reset")
 	f.DurationVar(&backoff, "probe-backoff", 500*time.Millisecond, "first retry wait (doubles each retry)")
-	f.StringVar(&encoderDir, "encoder", "", "sentence-encoder model folder for the prior's name–description consistency (default: the lexical fallback)")
+	f.StringVar(&encoderDir, "encoder", "", "encoder for the prior's name–description consistency: an installed model folder name, a folder path, or openai:URL[#MODEL] (default: the lexical measure)")
 	f.IntVar(&maxWarnings, "max-warnings", 30, "warnings printed (all are counted in the stats)")
 	return cmd
-}
-
-// crawlRepoRoot is the nearest directory above the working directory holding go.mod and
-// configs/, or "." when there is none.
-func crawlRepoRoot() string {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "."
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			if _, err := os.Stat(filepath.Join(d, "configs")); err == nil {
-				return d
-			}
-		}
-		if filepath.Dir(d) == d {
-			return "."
-		}
-	}
 }

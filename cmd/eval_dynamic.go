@@ -32,7 +32,16 @@ to vary and the criterion; every combination runs on the (non-test) split, and O
 sweep.{md,csv,json}, chosen.yaml and one plot per parameter (configs/sweep-recommended.yaml).
 
 Configuration: the embedded configs/paper.yaml, then each --config file merged on top, then
-RATED_* environment variables (e.g. RATED_DYNAMIC_STEPS), then flags.`,
+RATED_* environment variables (e.g. RATED_DYNAMIC_STEPS), then flags. --steps alone scales the
+failure onset, the summary window and the AS window with it (--steps 1000: onset 200, summary
+[200, 500)); with other timeline keys set too, nothing is scaled and a timeline that does not fit
+is refused naming the keys.
+
+Retrieval: the dense encoder of --encoder (an installed model folder name, a folder path, or
+openai:URL[#MODEL]; default the first installed in the asset home). A missing encoder is an
+error naming the home and "rated setup models"; --retriever bm25 asks for the lexical baseline.
+config.yaml and table2.json record the retriever, the encoder's file digests, and rated's version
+and commit.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := evaldynamic.LoadConfig(v, configFiles)
 			if err != nil {
@@ -48,8 +57,16 @@ RATED_* environment variables (e.g. RATED_DYNAMIC_STEPS), then flags.`,
 			for _, w := range b.Warnings {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %s\n", name, w)
 			}
-			res, closeRes, err := evaldynamic.ResolveResources(b, name, cfg, encode.DefaultAssetsDir(), cmd.ErrOrStderr(),
-				newProgress(cmd.ErrOrStderr(), "encode catalog"))
+			h, err := assetHome(cmd)
+			if err != nil {
+				return err
+			}
+			log := cmd.ErrOrStderr()
+			d := cfg.Dynamic
+			fmt.Fprintf(log, "timeline: %d steps, failure onset at %d, summary over [%d, %d), AS window %d\n",
+				d.Steps, cfg.Scenarios[0].Onset(), d.SummaryFrom, d.SummaryTo, d.ASWindow)
+			res, closeRes, err := evaldynamic.ResolveResources(b, name, cfg, encoderSource(h, encode.Options{CacheDir: h.EmbeddingCache()}), log,
+				newProgress(log, "encode catalog"))
 			if err != nil {
 				return err
 			}
@@ -58,7 +75,8 @@ RATED_* environment variables (e.g. RATED_DYNAMIC_STEPS), then flags.`,
 			if sweep {
 				res, err := evaldynamic.Sweep(cmd.Context(), cfg, res, evaldynamic.Options{
 					OutDir: outDir, Workers: workers, Now: time.Now,
-					Progress: newProgress(cmd.ErrOrStderr(), "eval dynamic --sweep"),
+					Progress:   newProgress(cmd.ErrOrStderr(), "eval dynamic --sweep"),
+					Provenance: runRecord(h),
 				})
 				if err != nil {
 					return err
@@ -69,7 +87,8 @@ RATED_* environment variables (e.g. RATED_DYNAMIC_STEPS), then flags.`,
 			}
 			out, err := evaldynamic.Run(cmd.Context(), cfg, res, evaldynamic.Options{
 				OutDir: outDir, Workers: workers, Now: time.Now,
-				Progress: newProgress(cmd.ErrOrStderr(), "eval dynamic"),
+				Progress:   newProgress(log, "eval dynamic"),
+				Provenance: runRecord(h),
 			})
 			if err != nil {
 				return err
@@ -89,8 +108,8 @@ RATED_* environment variables (e.g. RATED_DYNAMIC_STEPS), then flags.`,
 	f.UintSlice("seeds", nil, "override dynamic.seeds")
 	f.Int("k", 0, "override retrieval.k")
 	f.String("split", "", "override dynamic.split")
-	f.String("retriever", "", "override retrieval.retriever: auto, bm25 or dense")
-	f.String("encoder", "", "override retrieval.encoder: a model folder, or a name under $RATED_ASSETS/models")
+	f.String("retriever", "", "override retrieval.retriever: dense (auto is the same) or bm25")
+	f.String("encoder", "", "override retrieval.encoder: an installed model folder name, a folder path, or openai:URL[#MODEL]")
 	bindIfSet(v, cmd, map[string]string{"steps": "dynamic.steps", "seeds": "dynamic.seeds", "k": "retrieval.k",
 		"split": "dynamic.split", "retriever": "retrieval.retriever", "encoder": "retrieval.encoder"})
 	return cmd

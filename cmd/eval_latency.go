@@ -11,34 +11,40 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/rated-dev/rated/pkg/bandit"
+	"github.com/rated-dev/rated/pkg/bench"
 	"github.com/rated-dev/rated/pkg/encode"
 	"github.com/rated-dev/rated/pkg/evaldynamic"
 	"github.com/rated-dev/rated/pkg/evallatency"
+	"github.com/rated-dev/rated/pkg/home"
+	"github.com/rated-dev/rated/pkg/provenance"
 	"github.com/rated-dev/rated/pkg/retrieve"
 )
 
 // newEvalLatencyCmd builds `rated eval latency`: Table 3 (pkg/evallatency).
 func newEvalLatencyCmd() *cobra.Command {
 	var (
-		benchDir, outDir, encoder, device, split string
-		policies                                 []string
-		sizes                                    []int
-		queries, warmup, k, threads, sweepQ, dim int
-		failure                                  float64
-		seed                                     uint64
-		noSweep                                  bool
+		benchDir, outDir, encoder, device, split, retriever string
+		policies                                            []string
+		sizes                                               []int
+		queries, warmup, k, threads, sweepQ, dim            int
+		failure                                             float64
+		seed                                                uint64
+		noSweep                                             bool
 	)
 	cmd := &cobra.Command{
 		Use:   "latency [--bench DIR] --out OUT",
 		Short: "Table 3: per-query latency of encoding alone and encoding + each policy (mean, P95)",
 		Long: `Measures, one query at a time after a warm-up, the first stage alone (query embedding with the
-encoder and exact top-K search; BM25 and a hashed bag of words when no encoder is installed) and the
+encoder and exact top-K search; BM25 and a hashed bag of words with --retriever bm25) and the
 first stage followed by each policy (RATED Full, w/o Feedback, w/ Global MAB, ToolRL-like batch
 GRPO, as configured in the embedded configs/paper.yaml), as mean and 95th percentile. Then times
 exact top-K search alone over synthetic catalogs of --sizes tools (1,000,000 × 384 float32 vectors
 need about 3 GB of memory while the index is built).
 
-Writes OUT/table3.{md,csv,json,tex} and OUT/table3_search.{md,csv,tex}.`,
+The encoder is --encoder (an installed model folder name, a folder path, or openai:URL[#MODEL];
+default the first installed in the asset home); a missing one is an error naming the home and
+"rated setup models". Writes OUT/table3.{md,csv,json,tex} and OUT/table3_search.{md,csv,tex};
+table3.json records rated's version and commit and the encoder's file digests.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if outDir == "" {
 				return fmt.Errorf("eval latency: --out is required")
@@ -90,49 +96,22 @@ Writes OUT/table3.{md,csv,json,tex} and OUT/table3_search.{md,csv,tex}.`,
 				}
 				priors[i] = p
 			}
-			assets := encode.DefaultAssetsDir()
-			cfg.Retrieval.Encoder = encoder
-			modelDir, err := evaldynamic.FindEncoder(cfg, assets)
+			h, err := assetHome(cmd)
+			if err != nil {
+				return err
+			}
+			lf, err := openLatencyFrontend(h, retriever, encoder, encode.Options{Device: device, Threads: threads}, b.Corpus, cfg.Retrieval.ContextDim, newProgress(log, "encode catalog"))
 			if err != nil {
 				return fmt.Errorf("eval latency: %w", err)
 			}
-			var front evallatency.Frontend
+			defer lf.close()
+			front := lf.front
 			hostDevice := "CPU"
-			if modelDir == "" {
-				fmt.Fprintf(log, "eval latency: no encoder installed under %s; timing BM25 + hashed bag of words instead (run scripts/setup for the dense pipeline)\n", assets)
-				hv, err := retrieve.NewHashedBagOfWords(cfg.Retrieval.ContextDim)
-				if err != nil {
-					return err
-				}
-				front = evallatency.LexicalFrontend{Index: retrieve.NewBM25(b.Corpus, retrieve.DefaultBM25Params()), Context: hv}
-			} else {
-				model, err := encode.Open(modelDir, encode.Options{Runtime: encode.NewRuntime(encode.DefaultLibraryPath(assets)),
-					Device: device, Threads: threads, BatchSize: 1, CacheDir: encode.DefaultCacheDir(assets)})
-				if err != nil {
-					return fmt.Errorf("eval latency: %w", err)
-				}
-				defer model.Close()
-				if device == encode.DeviceCUDA {
-					hostDevice = "CUDA"
-				}
-				idx, err := retrieve.NewDense(model, b.Corpus, retrieve.DenseOptions{Progress: newProgress(log, "encode catalog")})
-				if err != nil {
-					return fmt.Errorf("eval latency: %w", err)
-				}
-				// Queries are timed through the encoder without its cache, so every query is really encoded.
-				uncached, err := encode.Open(modelDir, encode.Options{Runtime: encode.NewRuntime(encode.DefaultLibraryPath(assets)),
-					Device: device, Threads: threads, BatchSize: 1})
-				if err != nil {
-					return fmt.Errorf("eval latency: %w", err)
-				}
-				defer uncached.Close()
-				front = evallatency.DenseFrontend{Encoder: uncached, Index: idx}
-				if dim == 0 {
-					dim = model.Dim()
-				}
+			if device == encode.DeviceCUDA && lf.dense {
+				hostDevice = "CUDA"
 			}
 			if dim == 0 {
-				dim = 384
+				dim = lf.dim
 			}
 			fmt.Fprintf(log, "eval latency: %s on %s (%d tools), %d queries after %d warm-up, top-%d\n", front.Name(), name, len(b.Corpus), queries, warmup, k)
 			res, err := evallatency.MeasurePipeline(front, texts, priors, evallatency.Config{
@@ -143,7 +122,8 @@ Writes OUT/table3.{md,csv,json,tex} and OUT/table3_search.{md,csv,tex}.`,
 				return err
 			}
 			rep := &evallatency.Report{Pipeline: res, Host: evallatency.HostInfo{Device: hostDevice, GOMAXPROCS: runtime.GOMAXPROCS(0),
-				CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), Note: fmt.Sprintf("ONNX Runtime intra-op threads: %d (0 = its default).", threads)}}
+				CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), Note: fmt.Sprintf("ONNX Runtime intra-op threads: %d (0 = its default).", threads)},
+				Provenance: lf.record(h)}
 			if !noSweep {
 				rep.Search, err = evallatency.MeasureSearch(sizes, dim, k, min(warmup, 100), sweepQ, seed, time.Now, log)
 				if err != nil {
@@ -165,7 +145,8 @@ Writes OUT/table3.{md,csv,json,tex} and OUT/table3_search.{md,csv,tex}.`,
 	f.StringVar(&benchDir, "bench", "", "benchmark directory in the BEIR layout (default: the embedded default benchmark)")
 	f.StringVar(&outDir, "out", "", "output directory (required)")
 	f.StringVar(&split, "split", "test", "queries timed: this split's (all queries when it has none)")
-	f.StringVar(&encoder, "encoder", "", "model folder or name under $RATED_ASSETS/models (default: the first installed)")
+	f.StringVar(&encoder, "encoder", "", "installed model folder name, folder path, or openai:URL[#MODEL] (default: the first installed)")
+	f.StringVar(&retriever, "retriever", "dense", "dense (the encoder) or bm25 (BM25 + hashed bag of words, no encoder)")
 	f.StringVar(&device, "device", encode.DeviceCPU, "cpu or cuda")
 	f.IntVar(&threads, "threads", 0, "ONNX Runtime intra-op threads (0 = its default)")
 	f.StringSliceVar(&policies, "policies", []string{"RATED (Full)", "RATED (w/o Feedback)", "RATED (w/ Global MAB)", "ToolRL-like Batch GRPO"}, "policies of configs/paper.yaml to time, by name")
@@ -179,4 +160,62 @@ Writes OUT/table3.{md,csv,json,tex} and OUT/table3_search.{md,csv,tex}.`,
 	f.IntVar(&dim, "sweep-dim", 0, "vector size of the sweep (0 = the encoder's, else 384)")
 	f.BoolVar(&noSweep, "no-sweep", false, "skip the catalog-size sweep")
 	return cmd
+}
+
+// latencyFrontend is the first stage eval latency and reproduce time, with what it is made of.
+type latencyFrontend struct {
+	front evallatency.Frontend
+	// dense says an encoder embeds the queries; dim is its size (the sweep's default).
+	dense bool
+	dim   int
+	// index is the retriever indexing the catalog (its encoder is recorded).
+	index retrieve.Retriever
+	close func()
+}
+
+// openLatencyFrontend builds the front end: with retriever "bm25", BM25 and a hashed bag of
+// words of contextDim; otherwise the encoder spec names (see retrieve.EncoderSource) indexing
+// docs through an embedding cache, and a second, uncached instance for the timed queries so that
+// every query is really encoded. A missing encoder is an error naming the home.
+func openLatencyFrontend(h home.Home, retriever, spec string, opts encode.Options, docs []bench.Doc, contextDim int, progress func(done, total int)) (*latencyFrontend, error) {
+	switch retriever {
+	case "bm25":
+		hv, err := retrieve.NewHashedBagOfWords(contextDim)
+		if err != nil {
+			return nil, err
+		}
+		index := retrieve.NewBM25(docs, retrieve.DefaultBM25Params())
+		return &latencyFrontend{front: evallatency.LexicalFrontend{Index: index, Context: hv}, dim: 384, index: index, close: func() {}}, nil
+	case "dense", "auto", "":
+	default:
+		return nil, fmt.Errorf("--retriever %q: want dense or bm25", retriever)
+	}
+	rt := encode.NewRuntime(h.ORTLibrary())
+	cached := opts
+	cached.Runtime, cached.CacheDir = rt, h.EmbeddingCache()
+	enc, err := encoderSource(h, cached).Open(spec)
+	if err != nil {
+		return nil, fmt.Errorf("%w; or time the lexical baseline with --retriever bm25", err)
+	}
+	idx, err := retrieve.NewDense(enc, docs, retrieve.DenseOptions{Progress: progress})
+	if err != nil {
+		enc.Close()
+		return nil, err
+	}
+	timed := opts
+	timed.Runtime, timed.BatchSize = rt, 1
+	uncached, err := encoderSource(h, timed).Open(spec)
+	if err != nil {
+		enc.Close()
+		return nil, err
+	}
+	return &latencyFrontend{front: evallatency.DenseFrontend{Encoder: uncached, Index: idx}, dense: true, dim: enc.Dim(), index: idx,
+		close: func() { uncached.Close(); enc.Close() }}, nil
+}
+
+// record is the provenance of a latency run over this front end.
+func (l *latencyFrontend) record(h home.Home) provenance.Record {
+	r := runRecord(h)
+	r.Retriever, r.Encoder = l.front.Name(), provenance.EncoderOf(l.index)
+	return r
 }

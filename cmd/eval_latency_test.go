@@ -7,18 +7,20 @@ import (
 	"testing"
 )
 
-// Without an installed encoder (empty asset folder) the command times BM25 + hashed bag of words.
+// Without an installed encoder (empty asset home) the command refuses to run, naming the home and
+// `rated setup models`; --retriever bm25 times BM25 + hashed bag of words.
 func TestEvalLatencyCommandLexical(t *testing.T) {
-	t.Setenv("RATED_ASSETS", t.TempDir())
+	empty := t.TempDir()
+	t.Setenv("RATED_HOME", empty)
 	dir := writeBench(t, goodBenchFiles())
 	out := filepath.Join(t.TempDir(), "out")
-	stdout, stderr, err := runRated("eval", "latency", "--bench", dir, "--out", out, "--queries", "30", "--warmup", "3",
-		"--sizes", "50,200", "--sweep-queries", "5")
+	args := []string{"eval", "latency", "--bench", dir, "--out", out, "--queries", "30", "--warmup", "3", "--sizes", "50,200", "--sweep-queries", "5"}
+	if _, _, err := runRated(args...); err == nil || !strings.Contains(err.Error(), "rated setup models") || !strings.Contains(err.Error(), empty) {
+		t.Fatalf("no encoder installed: want an error naming the home and rated setup models, got %v", err)
+	}
+	stdout, stderr, err := runRated(append(args, "--retriever", "bm25")...)
 	if err != nil {
 		t.Fatalf("eval latency: %v\n%s", err, stderr)
-	}
-	if !strings.Contains(stderr, "no encoder installed") {
-		t.Errorf("the lexical fallback was not announced:\n%s", stderr)
 	}
 	for _, s := range []string{"Encoding only (BM25 + hashed-bow-384", "+ RATED (Full)", "+ RATED (w/o Feedback)", "+ RATED (w/ Global MAB)", "+ ToolRL-like Batch GRPO", "| 200 "} {
 		if !strings.Contains(stdout, s) {

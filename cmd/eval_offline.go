@@ -39,16 +39,21 @@ which a retriever returns nothing scores 0 (as trec_eval -c). Recall@k is the fr
 relevant tools in the top k; Hit@k is 1 when any relevant tool is in the top k.
 
 Writes OUT/table1.{md,csv,json,tex}, OUT/per_query.csv, OUT/runs/<retriever>.trec and
-OUT/qrels.<split>.trec, so trec_eval, pytrec_eval, ir_measures or ranx can recompute every number.`,
+OUT/qrels.<split>.trec, so trec_eval, pytrec_eval, ir_measures or ranx can recompute every number.
+table1.json records rated's version and commit, the asset home and, per dense retriever, the
+encoder's file digests. Dense retrievers name an installed model folder, a folder path, or an
+OpenAI-compatible endpoint: dense:openai:http://127.0.0.1:8080/v1#MODEL.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			assets := encode.DefaultAssetsDir()
-			reg := evaloffline.NewLexicalRegistry()
-			// The ONNX Runtime library is loaded only when a dense: retriever is built.
-			rt := encode.NewRuntime(encode.DefaultLibraryPath(assets))
-			if err := evaloffline.RegisterDense(reg, rt); err != nil {
+			h, err := assetHome(cmd)
+			if err != nil {
 				return err
 			}
-			if err := evaloffline.RegisterRATED(reg, rt); err != nil {
+			reg := evaloffline.NewLexicalRegistry()
+			// The ONNX Runtime library is loaded only when a dense: retriever is built.
+			if err := evaloffline.RegisterDense(reg); err != nil {
+				return err
+			}
+			if err := evaloffline.RegisterRATED(reg); err != nil {
 				return err
 			}
 			// Register other retrievers here (rerankers, RATED variants).
@@ -75,11 +80,13 @@ OUT/qrels.<split>.trec, so trec_eval, pytrec_eval, ir_measures or ranx can recom
 			for _, w := range b.Warnings {
 				fmt.Fprintf(log, "warning: %s: %s\n", name, w)
 			}
-			env := evaloffline.Env{Ctx: cmd.Context(), Bench: b, Assets: assets, Log: log, Progress: newProgress(log, "encode catalog")}
+			env := evaloffline.Env{Ctx: cmd.Context(), Bench: b, Log: log, Progress: newProgress(log, "encode catalog"),
+				Encoders: encoderSource(h, encode.Options{CacheDir: h.EmbeddingCache()})}
 			res, err := evaloffline.Run(env, name, reg, cfg)
 			if err != nil {
 				return fmt.Errorf("eval offline: %w", err)
 			}
+			res.Provenance = runRecord(h)
 			if err := evaloffline.WriteOutputs(outDir, res); err != nil {
 				return fmt.Errorf("eval offline: %w", err)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/rated-dev/rated/pkg/bench"
 	"github.com/rated-dev/rated/pkg/encode"
 	"github.com/rated-dev/rated/pkg/evaldynamic"
+	"github.com/rated-dev/rated/pkg/setup"
 	"github.com/rated-dev/rated/pkg/train"
 )
 
@@ -20,14 +21,14 @@ import (
 // benchmark through ONNX Runtime's training API (pkg/train, docs/FINETUNE.md).
 func newFinetuneCmd() *cobra.Command {
 	var (
-		modelDir, benchDir, outDir, artifactsDir, assets, lib, negatives, name string
-		trainSplit, valSplit, towers, device, builder                          string
-		batch, negPer, maxLen, warmup, epochs, maxSteps, valEvery, valMax      int
-		ckEvery, threads, cudaDevice                                           int
-		lr, tau, maxLossRatio                                                  float64
-		seed                                                                   uint64
-		fresh, tf32                                                            bool
-		negativeKinds                                                          []string
+		modelDir, benchDir, outDir, artifactsDir, lib, negatives, name    string
+		trainSplit, valSplit, towers, device, builder                     string
+		batch, negPer, maxLen, warmup, epochs, maxSteps, valEvery, valMax int
+		ckEvery, threads, cudaDevice                                      int
+		lr, tau, maxLossRatio                                             float64
+		seed                                                              uint64
+		fresh, tf32                                                       bool
+		negativeKinds                                                     []string
 	)
 	cmd := &cobra.Command{
 		Use:   "finetune --model DIR --bench DIR --out DIR",
@@ -39,12 +40,13 @@ dev split every --val-every steps and keeping the best checkpoint. Hard negative
 BENCH/negatives.jsonl (rated build-bench) and, where it lacks them, from BM25. --bench may also be
 a rated build-bench output folder: its EcoAgent-Syn (syn/) is then the benchmark, as in the paper.
 
-The training graph is built once into OUT/artifacts by scripts/train/build_artifacts.py (Python venv
-<assets>/train-venv from scripts/setup.d/50-training.sh) unless --artifacts names one. Steps run in
-Go through the training-enabled ONNX Runtime <assets>/lib/training/libonnxruntime.so (CPU build), or
-with --device cuda through <assets>/lib/training-gpu/libonnxruntime.so (RATED_GPU=1
-scripts/setup.d/55-training-gpu.sh; CUDA execution provider, fp32; no mixed precision: the
-training API has none). Validation encodes on the same device.
+The training graph is built once into OUT/artifacts by scripts/train/build_artifacts.py (embedded in
+the binary; Python venv <asset home>/train-venv from "rated setup training") unless --artifacts
+names one. Steps run in Go through the training-enabled ONNX Runtime
+<asset home>/lib/training/libonnxruntime.so (CPU build), or with --device cuda through
+<asset home>/lib/training-gpu/libonnxruntime.so (RATED_GPU=1 rated setup training; CUDA execution
+provider, fp32; no mixed precision: the training API has none). Validation encodes on the same
+device.
 
 OUT receives model.onnx (or query_model.onnx and doc_model.onnx for --towers dual),
 tokenizer.json, rated.yaml, TRAINING.md and checkpoints/; rerunning the same command resumes from
@@ -61,15 +63,16 @@ checkpoints/last unless --fresh.`,
 					return fmt.Errorf("finetune: --negative-kinds %q: want %s and/or %s", k, train.NegativeHard, train.NegativeRandom)
 				}
 			}
-			if assets == "" {
-				assets = encode.DefaultAssetsDir()
+			h, err := assetHome(cmd)
+			if err != nil {
+				return err
 			}
 			if lib == "" {
-				lib = filepath.Join(assets, "lib", "training", "libonnxruntime.so")
+				lib = h.TrainingLibrary()
 				if device == encode.DeviceCUDA {
 					// The GPU build when 55-training-gpu.sh installed it; else the CPU build, whose
 					// session then fails with ErrNoCUDA naming the library and the GPU build.
-					if gpu := filepath.Join(assets, "lib", "training-gpu", "libonnxruntime.so"); fileExists(gpu) {
+					if gpu := h.TrainingGPULibrary(); fileExists(gpu) {
 						lib = gpu
 					}
 				}
@@ -96,18 +99,31 @@ checkpoints/last unless --fresh.`,
 			if artifactsDir == "" {
 				artifactsDir = filepath.Join(outDir, "artifacts")
 				if _, err := os.Stat(filepath.Join(artifactsDir, "artifacts.json")); err != nil {
-					python := filepath.Join(assets, "train-venv", "bin", "python")
-					if _, err := os.Stat(python); err != nil {
-						return fmt.Errorf("finetune: %s not found: run scripts/setup (50-training.sh) or pass --artifacts", python)
+					python := filepath.Join(h.TrainVenv(), "bin", "python")
+					if !fileExists(python) {
+						return fmt.Errorf("finetune: %w; or pass --artifacts", h.Missing("training venv", python, "training"))
 					}
-					args := []string{builder, "--model", modelDir, "--out", artifactsDir, "--batch", strconv.Itoa(batch),
-						"--negatives", strconv.Itoa(negPer), "--seq", strconv.Itoa(maxLen), "--tau", strconv.FormatFloat(tau, 'g', -1, 64),
-						"--towers", towers}
-					fmt.Fprintf(log, "finetune: building training artifacts: %s %v\n", python, args)
-					c := exec.Command(python, args...)
-					out, err := c.CombinedOutput()
+					build := func(script string) error {
+						args := []string{script, "--model", modelDir, "--out", artifactsDir, "--batch", strconv.Itoa(batch),
+							"--negatives", strconv.Itoa(negPer), "--seq", strconv.Itoa(maxLen), "--tau", strconv.FormatFloat(tau, 'g', -1, 64),
+							"--towers", towers}
+						fmt.Fprintf(log, "finetune: building training artifacts: %s %v\n", python, args)
+						out, err := exec.Command(python, args...).CombinedOutput()
+						if err != nil {
+							return fmt.Errorf("finetune: artifact builder failed: %w\n%s", err, tail(out, 2000))
+						}
+						return nil
+					}
+					if builder != "" {
+						err = build(builder)
+					} else {
+						// The builder embedded in the binary (scripts/train/build_artifacts.py).
+						err = setup.WithBundle(func(root string) error {
+							return build(filepath.Join(root, "scripts", "train", "build_artifacts.py"))
+						})
+					}
 					if err != nil {
-						return fmt.Errorf("finetune: artifact builder failed: %w\n%s", err, tail(out, 2000))
+						return err
 					}
 				}
 			}
@@ -118,6 +134,9 @@ checkpoints/last unless --fresh.`,
 			if art.Batch != batch || art.Negatives != negPer || art.Seq != maxLen || art.Tau != tau || art.Towers != towers {
 				return fmt.Errorf("finetune: %s was built with batch %d, hard negatives %d, length %d, tau %g, towers %s; the flags ask for %d, %d, %d, %g, %s: delete it or pass matching flags",
 					artifactsDir, art.Batch, art.Negatives, art.Seq, art.Tau, art.Towers, batch, negPer, maxLen, tau, towers)
+			}
+			if !fileExists(lib) {
+				return h.Missing("training-enabled ONNX Runtime library", lib, "training")
 			}
 			rt, err := train.OpenRuntime(lib)
 			if err != nil {
@@ -148,15 +167,14 @@ checkpoints/last unless --fresh.`,
 	f.StringVar(&outDir, "out", "", "output model folder")
 	f.StringVar(&name, "name", "", "model name in rated.yaml (default: the --out folder name)")
 	f.StringVar(&artifactsDir, "artifacts", "", "prebuilt training artifacts (default: build into OUT/artifacts)")
-	f.StringVar(&builder, "builder", "scripts/train/build_artifacts.py", "artifact builder script")
-	f.StringVar(&assets, "assets", "", "asset folder (default $RATED_ASSETS or .rated)")
-	f.StringVar(&lib, "lib", "", "training-enabled ONNX Runtime (default <assets>/lib/training/libonnxruntime.so)")
+	f.StringVar(&builder, "builder", "", "artifact builder script (default: scripts/train/build_artifacts.py, embedded in the binary)")
+	f.StringVar(&lib, "lib", "", "training-enabled ONNX Runtime (default <asset home>/lib/training/libonnxruntime.so, rated setup training)")
 	f.StringVar(&negatives, "negatives", "", "hard negatives file (default BENCH/negatives.jsonl; missing: BM25)")
 	f.StringSliceVar(&negativeKinds, "negative-kinds", nil, "kinds of negatives.jsonl to use, in order: hard, random (default: hard first, then random)")
 	f.StringVar(&trainSplit, "train-split", "train", "qrels split to train on")
 	f.StringVar(&valSplit, "val-split", "dev", "qrels split to validate on (- for none)")
 	f.StringVar(&towers, "towers", train.TowersShared, "shared (one encoder) or dual (DRAGON-style query and document towers)")
-	f.StringVar(&device, "device", encode.DeviceCPU, "execution device: cpu, or cuda (needs the GPU library of scripts/setup.d/55-training-gpu.sh, CUDA 13 and cuDNN 9)")
+	f.StringVar(&device, "device", encode.DeviceCPU, "execution device: cpu, or cuda (needs the GPU library of RATED_GPU=1 rated setup training, CUDA 13 and cuDNN 9)")
 	f.IntVar(&cudaDevice, "cuda-device", 0, "GPU ordinal for --device cuda")
 	f.BoolVar(&tf32, "tf32", false, "with --device cuda, let matrix products use TensorFloat-32 (faster, about 1e-3 relative error; default plain fp32)")
 	f.IntVar(&batch, "batch", 8, "queries per step (bound into the graph)")

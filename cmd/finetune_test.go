@@ -58,7 +58,7 @@ func TestFinetuneFlagErrors(t *testing.T) {
 		{"tpu", append([]string{"--device", "tpu"}, dirs...), `--device "tpu": want cpu or cuda`},
 		{"negative kind", append([]string{"--negative-kinds", "random,bm25"}, dirs...), `--negative-kinds "bm25": want hard and/or random`},
 		// The benchmark is read before the training graph would be built: no artifacts, no venv needed.
-		{"no benchmark", []string{"--model", t.TempDir(), "--bench", empty, "--out", out, "--assets", t.TempDir()}, "benchmark " + empty + ": corpus.jsonl"},
+		{"no benchmark", []string{"--model", t.TempDir(), "--bench", empty, "--out", out, "--home", t.TempDir()}, "benchmark " + empty + ": corpus.jsonl"},
 		{"stale artifacts", append([]string{"--artifacts", art}, dirs...), "was built with batch 4, hard negatives 1, length 16"},
 		{"build-bench folder", []string{"--artifacts", art, "--model", t.TempDir(), "--bench", buildBenchDir, "--out", out}, "was built with batch 4"},
 		{"missing artifacts", append([]string{"--artifacts", t.TempDir()}, dirs...), "artifacts.json"},
@@ -94,7 +94,7 @@ func TestFinetuneCUDAWithCPULibrary(t *testing.T) {
 	if err == nil {
 		t.Fatalf("--device cuda with %s: no error", lib)
 	}
-	for _, want := range []string{lib, "no CUDA execution provider", "55-training-gpu.sh"} {
+	for _, want := range []string{lib, "no CUDA execution provider", "RATED_GPU=1 rated setup training"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}

@@ -3,45 +3,45 @@ package cmd
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/rated-dev/rated/pkg/synth"
 	"github.com/spf13/cobra"
+
+	"github.com/rated-dev/rated/pkg/setup"
+	"github.com/rated-dev/rated/pkg/synth"
 )
 
 // newLLMCmd is `rated llm up|down|status`: the local LLM server of configs/llm.yaml, started and
-// stopped by scripts/llm-up and scripts/llm-down.
+// stopped by the scripts llm-up and llm-down embedded in the binary (pkg/setup), against the
+// asset home that `rated setup llm` installed it into.
 func newLLMCmd() *cobra.Command {
-	var repo, config string
+	var config string
 	cmd := &cobra.Command{
 		Use:   "llm",
 		Short: "Start, stop or inspect the local LLM server (configs/llm.yaml) used by build-bench",
 	}
-	cmd.PersistentFlags().StringVar(&repo, "repo", "", "repository root holding scripts/ and configs/ (default: found above the working directory)")
-	cmd.PersistentFlags().StringVar(&config, "config", "", "LLM configuration (default <repo>/configs/llm.yaml)")
+	cmd.PersistentFlags().StringVar(&config, "config", "", "LLM configuration (default: configs/llm.yaml, embedded in the binary)")
 	script := func(name string) func(*cobra.Command, []string) error {
 		return func(c *cobra.Command, _ []string) error {
-			root, err := repoRoot(repo)
+			h, err := assetHome(c)
 			if err != nil {
 				return err
 			}
-			x := exec.CommandContext(c.Context(), filepath.Join(root, "scripts", name))
-			x.Stdout, x.Stderr = c.OutOrStdout(), c.ErrOrStderr()
+			env := os.Environ()
 			if config != "" {
-				x.Env = append(os.Environ(), "RATED_LLM_CONFIG="+config)
+				abs, err := filepath.Abs(config)
+				if err != nil {
+					return err
+				}
+				env = append(env, "RATED_LLM_CONFIG="+abs)
 			}
-			if err := x.Run(); err != nil {
-				return fmt.Errorf("scripts/%s: %w", name, err)
-			}
-			return nil
+			return setup.RunScript(c.Context(), name, nil, setup.Options{Home: h.Dir, Stdout: c.OutOrStdout(), Stderr: c.ErrOrStderr(), Env: env})
 		}
 	}
 	cmd.AddCommand(&cobra.Command{Use: "up", Short: "Start the server (idempotent) and wait until the model answers", Args: cobra.NoArgs, RunE: script("llm-up")})
@@ -49,27 +49,24 @@ func newLLMCmd() *cobra.Command {
 	cmd.AddCommand(&cobra.Command{
 		Use: "status", Short: "Say whether the server answers, which models it serves, and its pid", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			root, err := repoRoot(repo)
+			h, err := assetHome(c)
 			if err != nil {
 				return err
 			}
-			if config == "" {
-				config = filepath.Join(root, "configs", "llm.yaml")
-			}
-			cfg, err := synth.LoadLLMConfig(config, nil)
+			cfg, _, err := loadLLMConfig(config)
 			if err != nil {
 				return err
 			}
-			return llmStatus(c.Context(), c.OutOrStdout(), cfg, assetsDir(root), &http.Client{Timeout: 5 * time.Second})
+			return llmStatus(c.Context(), c.OutOrStdout(), cfg, h.RunDir(), &http.Client{Timeout: 5 * time.Second})
 		},
 	})
 	return cmd
 }
 
-func llmStatus(ctx context.Context, w io.Writer, cfg synth.LLMConfig, assets string, hc *http.Client) error {
+func llmStatus(ctx context.Context, w io.Writer, cfg synth.LLMConfig, runDir string, hc *http.Client) error {
 	base := cfg.ResolvedBaseURL()
 	pid := "none"
-	if b, err := os.ReadFile(filepath.Join(assets, "run", "ollama.pid")); err == nil {
+	if b, err := os.ReadFile(filepath.Join(runDir, "ollama.pid")); err == nil {
 		pid = strings.TrimSpace(string(b))
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/models", nil)
@@ -97,32 +94,4 @@ func llmStatus(ctx context.Context, w io.Writer, cfg synth.LLMConfig, assets str
 	fmt.Fprintf(w, "llm: answering at %s (pid %s); models: %s; configured model: %s (gguf sha256 %s)\n",
 		base, pid, strings.Join(ids, ", "), cfg.Model, cfg.GGUFSHA256)
 	return nil
-}
-
-// repoRoot returns dir, or the nearest directory above the working directory holding
-// scripts/llm-up and go.mod.
-func repoRoot(dir string) (string, error) {
-	if dir != "" {
-		return dir, nil
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "scripts", "llm-up")); err == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", errors.New("no repository root (scripts/llm-up) above the working directory; pass --repo")
-		}
-	}
-}
-
-// assetsDir is $RATED_ASSETS or <repo>/.rated, as in scripts/setup.
-func assetsDir(root string) string {
-	if d := os.Getenv("RATED_ASSETS"); d != "" {
-		return d
-	}
-	return filepath.Join(root, ".rated")
 }

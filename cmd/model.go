@@ -13,29 +13,26 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rated-dev/rated/pkg/encode"
+	"github.com/rated-dev/rated/pkg/home"
 )
 
-// newModelCmd builds `rated model list` and `rated model info DIR`.
+// newModelCmd builds `rated model list`, `rated model info DIR` and `rated model import DIR`.
 func newModelCmd() *cobra.Command {
-	var assets string
 	cmd := &cobra.Command{
 		Use:   "model",
-		Short: "List and inspect the encoder model folders (model.onnx, tokenizer.json, rated.yaml)",
-	}
-	cmd.PersistentFlags().StringVar(&assets, "assets", "", "asset folder (default $RATED_ASSETS or .rated)")
-	assetsDir := func() string {
-		if assets != "" {
-			return assets
-		}
-		return encode.DefaultAssetsDir()
+		Short: "List, inspect and import encoder model folders (model.onnx, tokenizer.json, rated.yaml)",
 	}
 
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List the model folders installed under <assets>/models",
+		Short: "List the model folders installed in the asset home (<home>/models)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return listModels(cmd.OutOrStdout(), filepath.Join(assetsDir(), "models"))
+			h, err := assetHome(cmd)
+			if err != nil {
+				return err
+			}
+			return listModels(cmd.OutOrStdout(), h)
 		},
 	}
 
@@ -47,7 +44,14 @@ func newModelCmd() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if lib == "" {
-				lib = encode.DefaultLibraryPath(assetsDir())
+				h, err := assetHome(cmd)
+				if err != nil {
+					return err
+				}
+				lib = h.ORTLibrary()
+				if _, err := os.Stat(lib); err != nil {
+					return h.Missing("ONNX Runtime library", lib, "onnxruntime")
+				}
 			}
 			rt := encode.NewRuntime(lib)
 			opts := encode.Options{Runtime: rt, Device: device, Threads: threads}
@@ -71,20 +75,77 @@ func newModelCmd() *cobra.Command {
 			return describeModel(cmd.OutOrStdout(), rt, m, text)
 		},
 	}
-	info.Flags().StringVar(&lib, "lib", "", "ONNX Runtime shared library (default <assets>/lib/libonnxruntime.so)")
+	info.Flags().StringVar(&lib, "lib", "", "ONNX Runtime shared library (default <asset home>/lib/libonnxruntime.so)")
 	info.Flags().StringVar(&device, "device", encode.DeviceCPU, "execution provider: cpu or cuda")
 	info.Flags().IntVar(&threads, "threads", 0, "ONNX Runtime intra-op threads (0: its default)")
 	info.Flags().StringVar(&text, "encode", "", "embed this text with both towers and print a summary (cross-encoder: score it against itself)")
-	cmd.AddCommand(list, info)
+	cmd.AddCommand(list, info, newModelImportCmd())
 	return cmd
 }
 
-// listModels prints one line per folder of root holding a rated.yaml; broken folders are listed
-// with their error rather than hidden.
-func listModels(w io.Writer, root string) error {
+// newModelImportCmd builds `rated model import DIR`: a Hugging Face / sentence-transformers ONNX
+// folder becomes a model folder of the asset home (encode.ImportHF).
+func newModelImportCmd() *cobra.Command {
+	var name, onnxFile, queryPrefix, docPrefix string
+	cmd := &cobra.Command{
+		Use:   "import DIR",
+		Short: "Turn a Hugging Face / sentence-transformers ONNX folder into a model folder of the asset home",
+		Long: `Reads DIR, a Hugging Face / sentence-transformers model folder with an ONNX export (config.json,
+tokenizer.json, modules.json with Transformer, Pooling and optionally Normalize, the Pooling
+module's config.json such as 1_Pooling/config.json, sentence_bert_config.json when present, and
+model.onnx or onnx/model.onnx), and writes <asset home>/models/NAME: model.onnx, tokenizer.json
+and a rated.yaml with the pooling (CLS or mean), max length, dimension and prefixes it found,
+and the sha256 of model.onnx and tokenizer.json. Every later load checks those digests and
+refuses a folder whose files changed. When the ONNX Runtime library is installed, the new folder
+is opened once to check its inputs, outputs and dimension. Use it as --encoder NAME or
+dense:NAME.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			h, err := assetHome(cmd)
+			if err != nil {
+				return err
+			}
+			opts := encode.ImportOptions{Name: name, ONNX: onnxFile}
+			if cmd.Flags().Changed("query-prefix") {
+				opts.QueryPrefix = &queryPrefix
+			}
+			if cmd.Flags().Changed("doc-prefix") {
+				opts.DocPrefix = &docPrefix
+			}
+			dir, cfg, err := encode.ImportHF(args[0], h.ModelsDir(), opts)
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "imported %s: pooling %s, max_length %d, dim %d, query prefix %q\n", dir, cfg.Pooling, cfg.MaxLength, cfg.Dim, cfg.QueryPrefix)
+			if _, err := os.Stat(h.ORTLibrary()); err != nil {
+				fmt.Fprintf(w, "not opened: no ONNX Runtime library at %s (rated setup onnxruntime); check it later with rated model info %s\n", h.ORTLibrary(), dir)
+				return nil
+			}
+			m, err := encode.Open(dir, encode.Options{Runtime: encode.NewRuntime(h.ORTLibrary())})
+			if err != nil {
+				os.RemoveAll(dir)
+				return fmt.Errorf("the imported folder does not open, so it was removed again: %w", err)
+			}
+			defer m.Close()
+			fmt.Fprintf(w, "checked: opens with ONNX Runtime, %d dimensions; use it as --encoder %s or dense:%s\n", m.Dim(), cfg.Name, cfg.Name)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "model name and folder name (default: DIR's name)")
+	cmd.Flags().StringVar(&onnxFile, "onnx", "", "ONNX file inside DIR (default: model.onnx, else onnx/model.onnx)")
+	cmd.Flags().StringVar(&queryPrefix, "query-prefix", "", "text prepended to queries (default: config_sentence_transformers.json's query prompt), e.g. BGE's instruction")
+	cmd.Flags().StringVar(&docPrefix, "doc-prefix", "", "text prepended to documents (default: the document prompt)")
+	return cmd
+}
+
+// listModels prints one line per folder of the home's models/ holding a rated.yaml; broken
+// folders are listed with their error rather than hidden.
+func listModels(w io.Writer, h home.Home) error {
+	root := h.ModelsDir()
 	entries, err := os.ReadDir(root)
 	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("no model folder at %s: run scripts/setup", root)
+		return h.Missing("model folders", root, "models")
 	}
 	if err != nil {
 		return err
@@ -121,7 +182,7 @@ func listModels(w io.Writer, root string) error {
 		return err
 	}
 	if n == 0 {
-		return fmt.Errorf("no model folder (with %s) under %s: run scripts/setup", encode.ConfigFile, root)
+		return h.Missing("model folder (with "+encode.ConfigFile+")", root, "models")
 	}
 	return nil
 }

@@ -8,10 +8,12 @@ import (
 	"testing"
 
 	"github.com/rated-dev/rated/internal/testassets"
+	"github.com/rated-dev/rated/pkg/home"
 )
 
 func TestModelList(t *testing.T) {
-	root := t.TempDir()
+	h := home.Home{Dir: t.TempDir(), From: "test"}
+	root := h.ModelsDir()
 	write := func(dir, yaml string) {
 		t.Helper()
 		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
@@ -28,7 +30,7 @@ func TestModelList(t *testing.T) {
 	write("c-broken", "model: m.onnx\ntokenizer: t.json\npooling: max\n")
 	write("not-a-model", "")
 	var out bytes.Buffer
-	if err := listModels(&out, root); err != nil {
+	if err := listModels(&out, h); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -48,7 +50,7 @@ func TestModelList(t *testing.T) {
 	if !strings.Contains(lines[3], "c-broken") || !strings.Contains(lines[3], "(invalid)") || !strings.Contains(lines[3], `pooling "max"`) {
 		t.Errorf("broken folder line %q", lines[3])
 	}
-	if err := listModels(&out, filepath.Join(root, "missing")); err == nil || !strings.Contains(err.Error(), "scripts/setup") {
+	if err := listModels(&out, home.Home{Dir: filepath.Join(root, "missing")}); err == nil || !strings.Contains(err.Error(), "rated setup models") {
 		t.Errorf("missing folder: error %v", err)
 	}
 }

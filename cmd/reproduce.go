@@ -17,9 +17,9 @@ import (
 	"github.com/rated-dev/rated/pkg/evaldynamic"
 	"github.com/rated-dev/rated/pkg/evallatency"
 	"github.com/rated-dev/rated/pkg/evaloffline"
+	"github.com/rated-dev/rated/pkg/home"
 	"github.com/rated-dev/rated/pkg/report"
 	"github.com/rated-dev/rated/pkg/reproduce"
-	"github.com/rated-dev/rated/pkg/retrieve"
 )
 
 // newReproduceCmd builds `rated reproduce`: Tables 1-3 on the embedded default benchmark,
@@ -56,7 +56,10 @@ tolerance or is missing.
 			if err != nil {
 				return err
 			}
-			assets := encode.DefaultAssetsDir()
+			h, err := assetHome(cmd)
+			if err != nil {
+				return err
+			}
 			produced := map[string]*report.Table{}
 			want := func(n int) bool { return slices.Contains(tables, n) }
 			if want(1) {
@@ -65,29 +68,31 @@ tolerance or is missing.
 					retrievers = []string{"tfidf", "bm25"}
 				}
 				reg := evaloffline.NewLexicalRegistry()
-				if err := evaloffline.RegisterDense(reg, encode.NewRuntime(encode.DefaultLibraryPath(assets))); err != nil {
+				if err := evaloffline.RegisterDense(reg); err != nil {
 					return err
 				}
 				cfg := evaloffline.DefaultConfig()
 				cfg.Retrievers = retrievers
-				res, err := evaloffline.Run(evaloffline.Env{Ctx: cmd.Context(), Bench: b, Assets: assets, Log: log}, "embedded default", reg, cfg)
+				env := evaloffline.Env{Ctx: cmd.Context(), Bench: b, Log: log, Encoders: encoderSource(h, encode.Options{CacheDir: h.EmbeddingCache()})}
+				res, err := evaloffline.Run(env, "embedded default", reg, cfg)
 				if err != nil {
 					return fmt.Errorf("reproduce table 1: %w", err)
 				}
+				res.Provenance = runRecord(h)
 				if err := evaloffline.WriteOutputs(filepath.Join(outDir, "table1"), res); err != nil {
 					return err
 				}
 				produced["table1"] = evaloffline.Table(res)
 			}
 			if want(2) {
-				t, err := reproduceTable2(cmd.Context(), filepath.Join(outDir, "table2"), assets, cmd)
+				t, err := reproduceTable2(cmd.Context(), filepath.Join(outDir, "table2"), h, cmd)
 				if err != nil {
 					return fmt.Errorf("reproduce table 2: %w", err)
 				}
 				produced["table2"] = t
 			}
 			if want(3) {
-				t, err := reproduceTable3(filepath.Join(outDir, "table3"), assets, latencyQueries, sizes, cmd)
+				t, err := reproduceTable3(filepath.Join(outDir, "table3"), h, latencyQueries, sizes, cmd)
 				if err != nil {
 					return fmt.Errorf("reproduce table 3: %w", err)
 				}
@@ -145,7 +150,7 @@ tolerance or is missing.
 }
 
 // reproduceTable2 runs the dynamic experiment with the embedded configs/paper.yaml.
-func reproduceTable2(ctx context.Context, out, assets string, cmd *cobra.Command) (*report.Table, error) {
+func reproduceTable2(ctx context.Context, out string, h home.Home, cmd *cobra.Command) (*report.Table, error) {
 	cfg, err := evaldynamic.LoadConfig(viper.New(), nil)
 	if err != nil {
 		return nil, err
@@ -155,12 +160,12 @@ func reproduceTable2(ctx context.Context, out, assets string, cmd *cobra.Command
 		return nil, err
 	}
 	log := cmd.ErrOrStderr()
-	res, closeRes, err := evaldynamic.ResolveResources(b, "embedded default", cfg, assets, log, newProgress(log, "encode catalog"))
+	res, closeRes, err := evaldynamic.ResolveResources(b, "embedded default", cfg, encoderSource(h, encode.Options{CacheDir: h.EmbeddingCache()}), log, newProgress(log, "encode catalog"))
 	if err != nil {
 		return nil, err
 	}
 	defer closeRes()
-	r, err := evaldynamic.Run(ctx, cfg, res, evaldynamic.Options{OutDir: out, Now: time.Now, Progress: newProgress(log, "eval dynamic")})
+	r, err := evaldynamic.Run(ctx, cfg, res, evaldynamic.Options{OutDir: out, Now: time.Now, Progress: newProgress(log, "eval dynamic"), Provenance: runRecord(h)})
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +173,7 @@ func reproduceTable2(ctx context.Context, out, assets string, cmd *cobra.Command
 }
 
 // reproduceTable3 runs the latency measurement with the paper's four policies.
-func reproduceTable3(out, assets string, queries int, sizes []int, cmd *cobra.Command) (*report.Table, error) {
+func reproduceTable3(out string, h home.Home, queries int, sizes []int, cmd *cobra.Command) (*report.Table, error) {
 	cfg, err := evaldynamic.LoadConfig(viper.New(), nil)
 	if err != nil {
 		return nil, err
@@ -192,44 +197,20 @@ func reproduceTable3(out, assets string, queries int, sizes []int, cmd *cobra.Co
 		priors[i] = 0.5
 	}
 	log := cmd.ErrOrStderr()
-	modelDir, err := evaldynamic.FindEncoder(cfg, assets)
+	lf, err := openLatencyFrontend(h, cfg.Retrieval.Retriever, cfg.Retrieval.Encoder, encode.Options{}, b.Corpus, cfg.Retrieval.ContextDim, nil)
 	if err != nil {
 		return nil, err
 	}
-	var front evallatency.Frontend
-	dim := 384
-	if modelDir == "" {
-		hv, err := retrieve.NewHashedBagOfWords(cfg.Retrieval.ContextDim)
-		if err != nil {
-			return nil, err
-		}
-		front = evallatency.LexicalFrontend{Index: retrieve.NewBM25(b.Corpus, retrieve.DefaultBM25Params()), Context: hv}
-	} else {
-		rt := encode.NewRuntime(encode.DefaultLibraryPath(assets))
-		model, err := encode.Open(modelDir, encode.Options{Runtime: rt, CacheDir: encode.DefaultCacheDir(assets)})
-		if err != nil {
-			return nil, err
-		}
-		defer model.Close()
-		idx, err := retrieve.NewDense(model, b.Corpus, retrieve.DenseOptions{})
-		if err != nil {
-			return nil, err
-		}
-		uncached, err := encode.Open(modelDir, encode.Options{Runtime: rt, BatchSize: 1})
-		if err != nil {
-			return nil, err
-		}
-		defer uncached.Close()
-		front, dim = evallatency.DenseFrontend{Encoder: uncached, Index: idx}, model.Dim()
-	}
-	res, err := evallatency.MeasurePipeline(front, texts, priors, evallatency.Config{Queries: queries, Warmup: 100, K: cfg.Retrieval.K,
+	defer lf.close()
+	res, err := evallatency.MeasurePipeline(lf.front, texts, priors, evallatency.Config{Queries: queries, Warmup: 100, K: cfg.Retrieval.K,
 		Policies: specs, Weights: cfg.Fusion, FailureRate: 0.2, Seed: 1, Now: time.Now}, log)
 	if err != nil {
 		return nil, err
 	}
-	rep := &evallatency.Report{Pipeline: res, Host: evallatency.HostInfo{Device: "CPU", GOMAXPROCS: runtime.GOMAXPROCS(0), CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}}
+	rep := &evallatency.Report{Pipeline: res, Host: evallatency.HostInfo{Device: "CPU", GOMAXPROCS: runtime.GOMAXPROCS(0), CPUs: runtime.NumCPU(), GoVersion: runtime.Version()},
+		Provenance: lf.record(h)}
 	if len(sizes) > 0 {
-		if rep.Search, err = evallatency.MeasureSearch(sizes, dim, cfg.Retrieval.K, 100, 1000, 1, time.Now, log); err != nil {
+		if rep.Search, err = evallatency.MeasureSearch(sizes, lf.dim, cfg.Retrieval.K, 100, 1000, 1, time.Now, log); err != nil {
 			return nil, err
 		}
 	}

@@ -47,7 +47,7 @@ func TestReproduceShippedExpectedValues(t *testing.T) {
 	testassets.ORTLibrary(t)
 	testassets.Model(t, "bge-small-en-v1.5")
 	testassets.Model(t, "all-minilm-l6-v2")
-	t.Setenv("RATED_ASSETS", testassets.Dir(t))
+	t.Setenv("RATED_HOME", testassets.Dir(t))
 	stdout, stderr, err := runRated("reproduce", "--tables", "1,2", "--out", t.TempDir())
 	if err != nil || !strings.Contains(stdout, " 0 FAIL, 0 MISSING") {
 		var failed []string

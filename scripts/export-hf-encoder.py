@@ -117,8 +117,9 @@ def main():
     lines += [f"max_length: {a.max_length}",
               f"query_prefix: {json.dumps(a.query_prefix)}", f"doc_prefix: {json.dumps(a.doc_prefix)}",
               "source:", f"  package: huggingface hub (scripts/export-hf-encoder.py)", f"  upstream: {upstream}"]
-    first = "model.onnx" if a.model else "query.onnx"
-    lines += [f"  model_sha256: {sha256(os.path.join(a.out, first))}",
+    # One digest per ONNX file, query tower first: what encode.Open checks on every load.
+    files = ["model.onnx"] if a.model else ["query.onnx", "doc.onnx"]
+    lines += [f"  model_sha256: {' '.join(sha256(os.path.join(a.out, f)) for f in files)}",
               f"  tokenizer_sha256: {sha256(os.path.join(a.out, 'tokenizer.json'))}"]
     with open(os.path.join(a.out, "rated.yaml"), "w") as f:
         f.write("\n".join(lines) + "\n")

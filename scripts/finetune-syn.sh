@@ -8,7 +8,7 @@
 #   scripts/finetune-syn.sh            (or: make finetune-syn)
 #
 # Environment (defaults in brackets): OUT [runs/finetune-syn], MODEL [all-minilm-l6-v2, a folder
-# name under $RATED_ASSETS/models], QUERIES_PER_TOOL [20], EPOCHS [1], LR [2e-5], MAX_LEN [64],
+# name in the asset home's models/], QUERIES_PER_TOOL [20], EPOCHS [1], LR [2e-5], MAX_LEN [64],
 # SEED [1], THREADS [0: all cores]. Every stage resumes: rerunning after an interruption continues
 # the build from its journal and the fine-tune from its last checkpoint. The LLM server is stopped
 # at the end only if this script started it.
@@ -16,8 +16,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-assets=${RATED_ASSETS:-$root/.rated}
-export RATED_ASSETS=$assets
+assets=${RATED_HOME:-${RATED_ASSETS:-$root/.rated}}
+export RATED_HOME=$assets
 out=${OUT:-runs/finetune-syn}
 model=${MODEL:-all-minilm-l6-v2}
 qpt=${QUERIES_PER_TOOL:-20}
@@ -28,7 +28,7 @@ seed=${SEED:-1}
 threads=${THREADS:-0}
 batch=8
 
-bash scripts/setup onnxruntime models llm training
+go run . setup onnxruntime models llm training
 mkdir -p bin "$out"
 go build -o bin/rated .
 rated=bin/rated

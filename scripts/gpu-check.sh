@@ -15,7 +15,7 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
-assets=${RATED_ASSETS:-$root/.rated}
+assets=${RATED_HOME:-${RATED_ASSETS:-$root/.rated}}
 carry=$root/.rated/gpu-carry
 mode=${1:-run}
 part_mib=${GPU_CHECK_PART_MIB:-56}
@@ -29,10 +29,10 @@ die() {
 pack() {
   set -e
   local lib=$assets/lib/training-gpu model=$assets/models/all-minilm-l6-v2 art=$assets/train/all-minilm-l6-v2-test
-  [ -s "$lib/libonnxruntime_providers_cuda.so" ] || die "$lib not installed: run RATED_GPU=1 scripts/setup.d/55-training-gpu.sh"
-  [ -s "$model/model.onnx" ] || die "$model not installed: run scripts/setup (20-models.sh)"
-  [ -s "$art/checkpoint" ] || die "$art not built: run scripts/setup (50-training.sh)"
-  [ -x "$assets/train-venv/bin/python" ] || die "$assets/train-venv missing: run scripts/setup (50-training.sh)"
+  [ -s "$lib/libonnxruntime_providers_cuda.so" ] || die "$lib not installed: run RATED_GPU=1 rated setup training"
+  [ -s "$model/model.onnx" ] || die "$model not installed: run rated setup models"
+  [ -s "$art/checkpoint" ] || die "$art not built: run rated setup training"
+  [ -x "$assets/train-venv/bin/python" ] || die "$assets/train-venv missing: run rated setup training"
   local start
   start=$(date +%s)
   rm -rf "$carry"
@@ -246,7 +246,7 @@ run_checks() {
   fi
   python3 -c 'import onnxruntime as o, numpy as n; print("python onnxruntime", o.__version__, "numpy", n.__version__)' || true
 
-  export RATED_ASSETS=$a
+  export RATED_HOME=$a RATED_ASSETS=$a
   local logs=$w/logs
   mkdir -p "$logs"
   # 1. Step-0 loss of the training graph on CUDA vs InfoNCE in Go (1e-3), loss falls on CUDA,
@@ -256,7 +256,7 @@ run_checks() {
   # 2. 30 fine-tuning steps on CUDA, then the same on CPU (same library) for loss and speed.
   local ftargs=(finetune --model "$a/models/all-minilm-l6-v2" --bench "$w/bench" --artifacts "$a/train/ft-b8-s64" --batch 8
     --max-len 64 --train-split dev --val-split test --val-max-queries 300 --max-steps 30 --warmup 5 --lr 2e-5 --val-every 30
-    --checkpoint-every 30 --seed 1 --fresh --assets "$a" --lib "$glib")
+    --checkpoint-every 30 --seed 1 --fresh --home "$a" --lib "$glib")
   check finetune-cuda 120 "$logs/ft-cuda.log" "$root" "$w/bin/rated" "${ftargs[@]}" --out "$w/ft-cuda" --device cuda
   check finetune-cpu 90 "$logs/ft-cpu.log" "$root" "$w/bin/rated" "${ftargs[@]}" --out "$w/ft-cpu" --device cpu
   # 3. Table 3 latency with the encoder on CUDA, then on CPU.

@@ -1,16 +1,19 @@
-// Package testassets locates the assets that scripts/setup installs (the Python reference venv,
-// the ONNX Runtime shared library, model folders) for tests. When an asset is missing a test is
+// Package testassets locates the assets that `rated setup` installs (the Python reference venv,
+// the ONNX Runtime shared library, model folders) for tests, through the same resolver as the
+// commands (pkg/home), as if rated ran at the repository root. When an asset is missing a test is
 // skipped with a hint, except under RATED_REQUIRE_ASSETS=1 (set by `make test` and CI), where a
 // missing asset fails the test, so a green CI always means the reference checks really ran.
 package testassets
 
 import (
 	"encoding/json"
-	"github.com/rated-dev/rated/data"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rated-dev/rated/data"
+	"github.com/rated-dev/rated/pkg/home"
 )
 
 // Root returns the repository root: the nearest directory above the working directory holding
@@ -33,13 +36,21 @@ func Root(t testing.TB) string {
 	}
 }
 
-// Dir returns the asset directory: $RATED_ASSETS, or .rated/ at the repository root.
+// Home returns the asset home as the commands resolve it from the repository root: $RATED_HOME,
+// $RATED_ASSETS, ./.rated at the root, then the XDG default (pkg/home).
+func Home(t testing.TB) home.Home {
+	t.Helper()
+	h, err := home.Resolve(home.Inputs{Getenv: os.Getenv, WorkDir: Root(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// Dir returns the asset home's directory (see Home).
 func Dir(t testing.TB) string {
 	t.Helper()
-	if d := os.Getenv("RATED_ASSETS"); d != "" {
-		return d
-	}
-	return filepath.Join(Root(t), ".rated")
+	return Home(t).Dir
 }
 
 // Required reports whether missing assets must fail tests rather than skip them.
@@ -51,9 +62,9 @@ func Need(t testing.TB, what, path string) string {
 	t.Helper()
 	if _, err := os.Stat(path); err != nil {
 		if Required() {
-			t.Fatalf("%s not found at %s (RATED_REQUIRE_ASSETS=1): run scripts/setup", what, path)
+			t.Fatalf("%s not found at %s (RATED_REQUIRE_ASSETS=1): run `rated setup all` (make setup)", what, path)
 		}
-		t.Skipf("%s not found at %s: run scripts/setup to install it", what, path)
+		t.Skipf("%s not found at %s: run `rated setup all` (make setup) to install it", what, path)
 	}
 	return path
 }
@@ -91,4 +102,16 @@ func ToolBenchQueries(t testing.TB) []string {
 		out = append(out, row.Query)
 	}
 	return out
+}
+
+// ReadJSON decodes the JSON file at path into v, failing the test with the path on any error.
+func ReadJSON(t testing.TB, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
 }

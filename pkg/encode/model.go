@@ -32,9 +32,6 @@ type Options struct {
 	LoadTokenizer TokenizerLoader
 }
 
-// DefaultCacheDir is where embeddings are cached under an assets folder.
-func DefaultCacheDir(assets string) string { return filepath.Join(assets, "cache", "embeddings") }
-
 // Model is an opened model folder: one or two ONNX towers, their tokenizers and pooling. It
 // implements Encoder. Methods are safe for concurrent use. Close releases the sessions.
 type Model struct {

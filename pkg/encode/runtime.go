@@ -34,19 +34,6 @@ var (
 // lib/libonnxruntime.so, pkg/home). Nothing is loaded until the first model is opened.
 func NewRuntime(libPath string) *Runtime { return &Runtime{libPath: libPath} }
 
-// DefaultAssetsDir returns $RATED_ASSETS, or .rated under the working directory.
-func DefaultAssetsDir() string {
-	if d := os.Getenv("RATED_ASSETS"); d != "" {
-		return d
-	}
-	return ".rated"
-}
-
-// DefaultLibraryPath returns where scripts/setup installs the ONNX Runtime library under assets.
-func DefaultLibraryPath(assets string) string {
-	return filepath.Join(assets, "lib", "libonnxruntime.so")
-}
-
 // LibraryPath is the shared library this Runtime loads.
 func (r *Runtime) LibraryPath() string { return r.libPath }
 

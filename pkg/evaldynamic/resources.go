@@ -3,12 +3,8 @@ package evaldynamic
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"sort"
 
 	"github.com/rated-dev/rated/pkg/bench"
-	"github.com/rated-dev/rated/pkg/encode"
 	"github.com/rated-dev/rated/pkg/retrieve"
 )
 
@@ -26,84 +22,35 @@ func LexicalResources(b *bench.Bench, name string, cfg *Config) (Resources, erro
 	}, nil
 }
 
-// preferredEncoders are tried in order when retrieval.encoder is empty; other installed model
-// folders follow alphabetically.
-var preferredEncoders = []string{"dragon-plus", "bge-small-en-v1.5", "all-minilm-l6-v2"}
-
-// FindEncoder returns the model folder to use: retrieval.encoder when set (a path, or a name
-// under assets/models), else the first installed of the preferred encoders. It returns "" when
-// none is installed.
-func FindEncoder(cfg *Config, assets string) (string, error) {
-	models := filepath.Join(assets, "models")
-	if e := cfg.Retrieval.Encoder; e != "" {
-		for _, dir := range []string{e, filepath.Join(models, e)} {
-			if _, err := os.Stat(filepath.Join(dir, "rated.yaml")); err == nil {
-				return dir, nil
-			}
-		}
-		return "", fmt.Errorf("retrieval.encoder = %q: no model folder (with rated.yaml) there or under %s", e, models)
-	}
-	entries, _ := os.ReadDir(models)
-	var names []string
-	for _, e := range entries {
-		if _, err := os.Stat(filepath.Join(models, e.Name(), "rated.yaml")); err == nil {
-			names = append(names, e.Name())
-		}
-	}
-	sort.SliceStable(names, func(i, j int) bool { return rank(names[i]) < rank(names[j]) })
-	if len(names) == 0 {
-		return "", nil
-	}
-	return filepath.Join(models, names[0]), nil
-}
-
-func rank(name string) int {
-	for i, p := range preferredEncoders {
-		if p == name {
-			return i
-		}
-	}
-	return len(preferredEncoders)
-}
-
-// ResolveResources applies retrieval.retriever: "bm25", "dense" (an installed encoder is
-// required), or "auto" (dense when an encoder and the ONNX Runtime library are installed under
-// assets, else BM25). It says on log which it chose. The returned closer releases the encoder.
-func ResolveResources(b *bench.Bench, name string, cfg *Config, assets string, log io.Writer, progress func(done, total int)) (Resources, func(), error) {
+// ResolveResources applies retrieval.retriever: "bm25" gives BM25 with hashed contexts; "dense"
+// and "auto" (the same since auto no longer falls back) open the encoder retrieval.encoder names
+// through src (a model folder name or path, openai:URL[#MODEL], or "" for the first installed),
+// and fail, naming the asset home and `rated setup models`, when it is not installed. It says on
+// log what it chose. The returned closer releases the encoder.
+func ResolveResources(b *bench.Bench, name string, cfg *Config, src retrieve.EncoderSource, log io.Writer, progress func(done, total int)) (Resources, func(), error) {
 	noop := func() {}
-	mode := cfg.Retrieval.Retriever
-	if mode == "bm25" {
+	if cfg.Retrieval.Retriever == "bm25" {
+		fmt.Fprintln(log, "retriever: BM25 with hashed bag-of-words contexts (retrieval.retriever = bm25)")
 		res, err := LexicalResources(b, name, cfg)
 		return res, noop, err
 	}
-	modelDir, err := FindEncoder(cfg, assets)
+	enc, err := src.Open(cfg.Retrieval.Encoder)
 	if err != nil {
-		return Resources{}, noop, err
+		return Resources{}, noop, fmt.Errorf("retrieval.retriever = %s, retrieval.encoder = %q: %w; or ask for the lexical baseline with --retriever bm25", cfg.Retrieval.Retriever, cfg.Retrieval.Encoder, err)
 	}
-	lib := encode.DefaultLibraryPath(assets)
-	_, libErr := os.Stat(lib)
-	if modelDir == "" || libErr != nil {
-		if mode == "dense" {
-			return Resources{}, noop, fmt.Errorf("retrieval.retriever = dense, but no encoder is installed (model folder: %q, ONNX Runtime library %s: %v); run scripts/setup", modelDir, lib, libErr)
-		}
-		fmt.Fprintf(log, "retriever: BM25 with hashed bag-of-words contexts (no encoder installed under %s; run scripts/setup for dense retrieval)\n", assets)
-		res, err := LexicalResources(b, name, cfg)
-		return res, noop, err
-	}
-	rt := encode.NewRuntime(lib)
-	model, err := encode.Open(modelDir, encode.Options{Runtime: rt, CacheDir: encode.DefaultCacheDir(assets)})
-	if err != nil {
-		return Resources{}, noop, err
-	}
-	closer := func() { model.Close() }
-	dense, err := retrieve.NewDense(model, b.Corpus, retrieve.DenseOptions{Progress: progress})
+	closer := func() { enc.Close() }
+	dense, err := retrieve.NewDense(enc, b.Corpus, retrieve.DenseOptions{Progress: progress})
 	if err != nil {
 		closer()
 		return Resources{}, noop, err
 	}
-	fmt.Fprintf(log, "retriever: %s (model folder %s); bandit context: its query embedding (d=%d)\n", dense.Name(), modelDir, dense.Dim())
+	where := enc.Dir
+	if where == "" {
+		where = enc.Name()
+	}
+	fmt.Fprintf(log, "retriever: %s (%s); bandit context: its query embedding (d=%d)\n", dense.Name(), where, dense.Dim())
 	return Resources{
 		Bench: b, BenchName: name, Retriever: dense, Vectorizer: dense, Dense: true,
-		Similarity: retrieve.EncoderSimilarity{Encoder: model},
+		Similarity: retrieve.EncoderSimilarity{Encoder: enc},
 	}, closer, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rated-dev/rated/internal/atomicfile"
 	"github.com/rated-dev/rated/pkg/bandit"
+	"github.com/rated-dev/rated/pkg/provenance"
 	"github.com/rated-dev/rated/pkg/report"
 	"github.com/rated-dev/rated/pkg/sim"
 )
@@ -26,6 +27,9 @@ type Options struct {
 	Now func() time.Time
 	// Progress is called once per finished (scenario, policy, seed) run with the total.
 	Progress func(done, total int)
+	// Provenance carries the rated build and the asset home; Run adds the retriever and encoder
+	// it ran with and writes the record into table2.json and config.yaml.
+	Provenance provenance.Record
 }
 
 // Result is what a run produced.
@@ -44,6 +48,8 @@ type table2JSON struct {
 	GeneratedAt string    `json:"generated_at"`
 	GoVersion   string    `json:"go_version"`
 	Notes       []string  `json:"notes"`
+	// Provenance is the rated build, asset home, retriever and encoder digests of the run.
+	Provenance provenance.Record `json:"provenance"`
 }
 
 // Run prepares the world, runs the grid and writes table2.{md,csv,json,tex}, config.yaml,
@@ -84,8 +90,10 @@ func Run(ctx context.Context, cfg *Config, res Resources, opts Options) (*Result
 	if opts.Now != nil {
 		now = opts.Now
 	}
+	prov := opts.Provenance
+	prov.Retriever, prov.Encoder = res.Retriever.Name(), provenance.EncoderOf(res.Retriever)
 	out := table2JSON{Rows: rows, Config: cfg, World: info, GeneratedAt: now().UTC().Format(time.RFC3339),
-		GoVersion: runtime.Version(), Notes: table.Notes}
+		GoVersion: runtime.Version(), Notes: table.Notes, Provenance: prov}
 	if err := report.WriteFiles(opts.OutDir, "table2", table, out); err != nil {
 		return nil, err
 	}
@@ -93,7 +101,11 @@ func Run(ctx context.Context, cfg *Config, res Resources, opts Options) (*Result
 	if err != nil {
 		return nil, err
 	}
-	if err := atomicfile.WriteBytes(filepath.Join(opts.OutDir, "config.yaml"), cfgYAML); err != nil {
+	header, err := provenance.YAMLComment(prov)
+	if err != nil {
+		return nil, err
+	}
+	if err := atomicfile.WriteBytes(filepath.Join(opts.OutDir, "config.yaml"), append(header, cfgYAML...)); err != nil {
 		return nil, err
 	}
 	if err := writeRuns(filepath.Join(opts.OutDir, "runs.jsonl"), results); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rated-dev/rated/internal/atomicfile"
 	"github.com/rated-dev/rated/pkg/bandit"
+	"github.com/rated-dev/rated/pkg/provenance"
 	"github.com/rated-dev/rated/pkg/report"
 	"github.com/rated-dev/rated/pkg/sim"
 )
@@ -70,6 +71,8 @@ type SweepResult struct {
 	// ChosenSpec is the chosen policy spec, ready to paste into a configuration.
 	ChosenSpec bandit.Spec `json:"chosen_spec"`
 	Criterion  string      `json:"criterion"`
+	// Provenance is the rated build, asset home, retriever and encoder digests of the sweep.
+	Provenance provenance.Record `json:"provenance"`
 }
 
 // validateSweep checks the sweep against the configuration before any work.
@@ -281,6 +284,8 @@ func Sweep(ctx context.Context, cfg *Config, res Resources, opts Options) (*Swee
 	}
 	rows := sim.Summarize(grid, results)
 	out := chooseSetting(cfg, specs, rows)
+	out.Provenance = opts.Provenance
+	out.Provenance.Retriever, out.Provenance.Encoder = res.Retriever.Name(), provenance.EncoderOf(res.Retriever)
 	if err := writeSweep(opts.OutDir, cfg, info, out, rows); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/rated-dev/rated/pkg/provenance"
 	"github.com/rated-dev/rated/pkg/report"
 )
 
@@ -13,6 +14,8 @@ type Report struct {
 	Pipeline *Result     `json:"pipeline"`
 	Search   []SearchRow `json:"search_sweep,omitempty"`
 	Host     HostInfo    `json:"host"`
+	// Provenance is the rated build, asset home, front end and encoder digests of the run.
+	Provenance provenance.Record `json:"provenance"`
 }
 
 // HostInfo describes where the figures were measured.

@@ -1,74 +1,52 @@
 package evaloffline
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 
-	"github.com/rated-dev/rated/pkg/encode"
 	"github.com/rated-dev/rated/pkg/retrieve"
 )
 
-// RegisterDense adds the "dense:" family: "dense:NAME" embeds the corpus with the model folder
-// NAME (a path, or a folder under <assets>/models as installed by scripts/setup) through ONNX
-// Runtime rt, and ranks tools by exact dot product (retrieve.Dense). Embeddings are cached under
-// <assets>/cache/embeddings, so a catalog is encoded once.
-func RegisterDense(reg *Registry, rt *encode.Runtime) error {
-	return reg.Register("dense:", "dense bi-encoder: a model folder or a name under $RATED_ASSETS/models", func(env Env, arg string) (retrieve.Retriever, error) {
-		d, model, err := openDense(env, rt, arg)
+// RegisterDense adds the "dense:" family: "dense:SPEC" embeds the corpus with the encoder SPEC
+// names (an installed model folder of the asset home, a folder path, or openai:URL[#MODEL]; see
+// retrieve.EncoderSource) and ranks tools by exact dot product (retrieve.Dense). ONNX embeddings
+// are cached (EncoderSource.Options.CacheDir), so a catalog is encoded once.
+func RegisterDense(reg *Registry) error {
+	return reg.Register("dense:", "dense bi-encoder: an installed model folder name, a folder path, or openai:URL[#MODEL]", func(env Env, arg string) (retrieve.Retriever, error) {
+		d, enc, err := openDense(env, arg)
 		if err != nil {
 			return nil, err
 		}
-		return closingRetriever{d, model}, nil
+		return closingRetriever{d, enc}, nil
 	})
 }
 
-// openDense opens the model folder named by arg and embeds env.Bench.Corpus with it. The caller
-// closes the model.
-func openDense(env Env, rt *encode.Runtime, arg string) (*retrieve.Dense, *encode.Model, error) {
-	dir, err := ModelDir(env.Assets, arg)
-	if err != nil {
-		return nil, nil, err
-	}
-	model, err := encode.Open(dir, encode.Options{Runtime: rt, CacheDir: encode.DefaultCacheDir(env.Assets)})
+// openDense opens the encoder named by arg and embeds env.Bench.Corpus with it. The caller
+// closes the encoder.
+func openDense(env Env, arg string) (*retrieve.Dense, *retrieve.OpenedEncoder, error) {
+	enc, err := env.Encoders.Open(arg)
 	if err != nil {
 		return nil, nil, err
 	}
 	if env.Log != nil {
-		fmt.Fprintf(env.Log, "eval offline: encoding %d tools with %s\n", len(env.Bench.Corpus), dir)
+		where := enc.Dir
+		if where == "" {
+			where = enc.Name()
+		}
+		fmt.Fprintf(env.Log, "eval offline: encoding %d tools with %s\n", len(env.Bench.Corpus), where)
 	}
-	d, err := retrieve.NewDense(model, env.Bench.Corpus, retrieve.DenseOptions{Progress: env.Progress})
+	d, err := retrieve.NewDense(enc, env.Bench.Corpus, retrieve.DenseOptions{Progress: env.Progress})
 	if err != nil {
-		model.Close()
+		enc.Close()
 		return nil, nil, err
 	}
-	return d, model, nil
-}
-
-// ModelDir resolves a model argument: an existing folder as given, else <assets>/models/<name>.
-func ModelDir(assets, name string) (string, error) {
-	if name == "" {
-		return "", errors.New("no model named")
-	}
-	if st, err := os.Stat(name); err == nil && st.IsDir() {
-		return name, nil
-	}
-	if !strings.ContainsAny(name, `/\`) {
-		dir := filepath.Join(assets, "models", name)
-		if st, err := os.Stat(dir); err == nil && st.IsDir() {
-			return dir, nil
-		}
-	}
-	return "", fmt.Errorf("model %q: neither a folder nor installed under %s (run scripts/setup)", name, filepath.Join(assets, "models"))
+	return d, enc, nil
 }
 
 // closingRetriever closes the encoder behind a dense retriever after its evaluation.
 type closingRetriever struct {
 	*retrieve.Dense
-	model *encode.Model
+	enc *retrieve.OpenedEncoder
 }
 
 // Close releases the encoder's ONNX Runtime sessions.
-func (c closingRetriever) Close() error { return c.model.Close() }
+func (c closingRetriever) Close() error { return c.enc.Close() }

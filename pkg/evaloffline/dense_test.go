@@ -12,6 +12,7 @@ import (
 	"github.com/rated-dev/rated/internal/testassets"
 	"github.com/rated-dev/rated/pkg/defaultbench"
 	"github.com/rated-dev/rated/pkg/encode"
+	"github.com/rated-dev/rated/pkg/retrieve"
 )
 
 // TestDenseRetrieverFromRegistry evaluates an installed encoder next to BM25 on the embedded
@@ -19,20 +20,21 @@ import (
 func TestDenseRetrieverFromRegistry(t *testing.T) {
 	python := testassets.Python(t)
 	lib := testassets.ORTLibrary(t)
-	testassets.Model(t, "all-minilm-l6-v2")
-	assets := testassets.Dir(t)
+	model := testassets.Model(t, "all-minilm-l6-v2")
+	h := testassets.Home(t)
 	b, err := defaultbench.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg := NewLexicalRegistry()
-	if err := RegisterDense(reg, encode.NewRuntime(lib)); err != nil {
+	if err := RegisterDense(reg); err != nil {
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
 	cfg.Retrievers = []string{"bm25", "dense:all-minilm-l6-v2"}
 	cfg.Rounds = 500
-	res, err := Run(Env{Bench: b, Assets: assets}, "default", reg, cfg)
+	src := retrieve.EncoderSource{ModelsDir: h.ModelsDir(), Options: encode.Options{Runtime: encode.NewRuntime(lib)}, Missing: h.Missing}
+	res, err := Run(Env{Bench: b, Encoders: src}, "default", reg, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +67,20 @@ func TestDenseRetrieverFromRegistry(t *testing.T) {
 		}
 		t.Logf("%s: MRR %.3f Hit@1 %.3f Hit@5 %.3f", sys.Label, sys.Mean["MRR"], sys.Mean["Hit@1"], sys.Mean["Hit@5"])
 	}
-	if _, err := ModelDir(assets, "no-such-model"); err == nil {
-		t.Error("ModelDir accepted a missing model")
+	// The system records the encoder it ran: the digests in rated.yaml were written by the set-up
+	// step with sha256sum, independently of rated.
+	mc, err := encode.LoadConfig(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := res.Systems[1].Encoder; e == nil || len(e.ModelSHA256) != 1 || e.ModelSHA256[0] != mc.Source.ModelSHA256 || e.TokenizerSHA256 != mc.Source.TokenizerSHA256 {
+		t.Errorf("recorded encoder %+v, rated.yaml says model %s tokenizer %s", res.Systems[1].Encoder, mc.Source.ModelSHA256, mc.Source.TokenizerSHA256)
+	}
+	if res.Systems[0].Encoder != nil {
+		t.Errorf("BM25 recorded an encoder: %+v", res.Systems[0].Encoder)
+	}
+	if _, err := Run(Env{Bench: b, Encoders: src}, "default", reg, Config{Split: "test", Retrievers: []string{"dense:no-such-model"}, Depth: 10, Measures: cfg.Measures}); err == nil ||
+		!strings.Contains(err.Error(), "rated setup models") || !strings.Contains(err.Error(), h.Dir) {
+		t.Errorf("a missing model must name the home and the set-up part: %v", err)
 	}
 }

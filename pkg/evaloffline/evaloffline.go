@@ -25,6 +25,7 @@ import (
 
 	"github.com/rated-dev/rated/pkg/bench"
 	"github.com/rated-dev/rated/pkg/metrics"
+	"github.com/rated-dev/rated/pkg/provenance"
 	"github.com/rated-dev/rated/pkg/retrieve"
 )
 
@@ -79,6 +80,9 @@ type Result struct {
 	Systems    []System `json:"systems"`
 	// Warnings are the benchmark reader's non-fatal findings.
 	Warnings []string `json:"warnings,omitempty"`
+	// Provenance is the rated build and asset home of the run (set by the caller); each system
+	// records its own encoder.
+	Provenance provenance.Record `json:"provenance"`
 
 	qrels    bench.Qrels
 	measures []metrics.Measure
@@ -94,6 +98,9 @@ type System struct {
 	Mean map[string]float64 `json:"mean"`
 	// EmptyRuns counts the evaluated queries for which the retriever returned nothing.
 	EmptyRuns int `json:"empty_runs"`
+	// Encoder identifies the encoder behind a dense retriever (model folder and file digests, or
+	// endpoint); absent for lexical retrievers.
+	Encoder *provenance.Encoder `json:"encoder,omitempty"`
 	// Tests are the paired tests against the baseline, by measure (absent for the baseline).
 	Tests map[string]Significance `json:"tests,omitempty"`
 	// PerQuery holds each evaluated query's measures, in Result.Queries order.
@@ -267,7 +274,7 @@ func evaluateOne(env Env, reg *Registry, name string, texts []string, res *Resul
 	if len(cands) != len(texts) {
 		return System{}, fmt.Errorf("retriever %s: %d result lists for %d queries", name, len(cands), len(texts))
 	}
-	sys := System{Name: name, Label: r.Name(), Mean: map[string]float64{}}
+	sys := System{Name: name, Label: r.Name(), Mean: map[string]float64{}, Encoder: provenance.EncoderOf(r)}
 	for i, qid := range res.Queries {
 		if len(cands[i]) > cfg.Depth {
 			cands[i] = cands[i][:cfg.Depth]

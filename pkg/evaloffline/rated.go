@@ -6,7 +6,7 @@ import (
 
 	"github.com/rated-dev/rated/pkg/bandit"
 	"github.com/rated-dev/rated/pkg/catalog"
-	"github.com/rated-dev/rated/pkg/encode"
+	"github.com/rated-dev/rated/pkg/provenance"
 	"github.com/rated-dev/rated/pkg/retrieve"
 )
 
@@ -53,7 +53,7 @@ func (r *RATEDOffline) Search(query string, k int) ([]retrieve.Candidate, error)
 // "rated-nofb:MODEL" and "rated-wo-contrastive:MODEL": RATEDOffline over the dense retriever of MODEL, with the paper's top-K
 // (10), fusion weights (0.75/0.15/0.10) and prior weights (0.5/0.3/0.2, name–description
 // consistency under the same encoder).
-func RegisterRATED(reg *Registry, rt *encode.Runtime) error {
+func RegisterRATED(reg *Registry) error {
 	w := bandit.FusionWeights{Semantic: 0.75, Bandit: 0.15, Prior: 0.10}
 	variants := []struct {
 		family, label, help string
@@ -68,7 +68,7 @@ func RegisterRATED(reg *Registry, rt *encode.Runtime) error {
 	for _, v := range variants {
 		v := v
 		err := reg.Register(v.family, v.help, func(env Env, arg string) (retrieve.Retriever, error) {
-			d, model, err := openDense(env, rt, arg)
+			d, model, err := openDense(env, arg)
 			if err != nil {
 				return nil, err
 			}
@@ -92,10 +92,18 @@ func RegisterRATED(reg *Registry, rt *encode.Runtime) error {
 	return nil
 }
 
+// EncoderIdentity is the identity of the encoder behind the dense first stage.
+func (r *RATEDOffline) EncoderIdentity() provenance.Encoder {
+	if e := provenance.EncoderOf(r.dense); e != nil {
+		return *e
+	}
+	return provenance.Encoder{Name: r.dense.Name()}
+}
+
 // closingRATED closes the encoder behind a RATEDOffline after its evaluation.
 type closingRATED struct {
 	*RATEDOffline
-	model *encode.Model
+	model *retrieve.OpenedEncoder
 }
 
 // Close releases the encoder's ONNX Runtime sessions.

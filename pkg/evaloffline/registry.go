@@ -17,8 +17,9 @@ type Env struct {
 	Ctx context.Context
 	// Bench is the benchmark being evaluated; retrievers index Bench.Corpus.
 	Bench *bench.Bench
-	// Assets is the asset directory (models, caches): $RATED_ASSETS or .rated/.
-	Assets string
+	// Encoders opens the encoders that dense retrievers name (installed model folders of the
+	// asset home, paths, openai:URL endpoints).
+	Encoders retrieve.EncoderSource
 	// Log receives plain progress lines.
 	Log io.Writer
 	// Progress, when set, receives (done, total) while a factory does long work such as

@@ -49,11 +49,17 @@ type LLMConfig struct {
 // is type-checked like the file. Unknown keys and bad values are errors naming the file or the
 // variable.
 func LoadLLMConfig(path string, getenv func(string) string) (LLMConfig, error) {
-	var c LLMConfig
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return c, fmt.Errorf("llm config: %w", err)
+		return LLMConfig{}, fmt.Errorf("llm config: %w", err)
 	}
+	return ParseLLMConfig(path, data, getenv)
+}
+
+// ParseLLMConfig is LoadLLMConfig on the content of a file; path names it in errors (the binary
+// passes its embedded configs/llm.yaml).
+func ParseLLMConfig(path string, data []byte, getenv func(string) string) (LLMConfig, error) {
+	var c LLMConfig
 	if getenv == nil {
 		getenv = os.Getenv
 	}

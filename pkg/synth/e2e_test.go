@@ -35,13 +35,13 @@ func realLLM(t testing.TB) (*Client, LLMConfig, string) {
 		resp.Body.Close()
 	} else {
 		up := exec.Command(filepath.Join(root, "scripts", "llm-up"))
-		up.Env = append(os.Environ(), "RATED_ASSETS="+assets)
+		up.Env = append(os.Environ(), "RATED_HOME="+assets)
 		if out, err := up.CombinedOutput(); err != nil {
 			t.Fatalf("scripts/llm-up: %v\n%s", err, out)
 		}
 		t.Cleanup(func() {
 			down := exec.Command(filepath.Join(root, "scripts", "llm-down"))
-			down.Env = append(os.Environ(), "RATED_ASSETS="+assets)
+			down.Env = append(os.Environ(), "RATED_HOME="+assets)
 			if out, err := down.CombinedOutput(); err != nil {
 				t.Errorf("scripts/llm-down: %v\n%s", err, out)
 			}
@@ -49,7 +49,7 @@ func realLLM(t testing.TB) (*Client, LLMConfig, string) {
 	}
 	// Make sure llm-up also works when the server is already running (idempotent).
 	again := exec.Command(filepath.Join(root, "scripts", "llm-up"))
-	again.Env = append(os.Environ(), "RATED_ASSETS="+assets)
+	again.Env = append(os.Environ(), "RATED_HOME="+assets)
 	if out, err := again.CombinedOutput(); err != nil || !strings.Contains(string(out), "ready") {
 		t.Fatalf("second scripts/llm-up: %v\n%s", err, out)
 	}

@@ -23,7 +23,7 @@ func OpenRuntime(path string) (*Runtime, error) {
 	}
 	if !r.TrainingSupported() {
 		r.Close()
-		return nil, fmt.Errorf("onnxruntime %s (%s) has no training API compiled in: install the training library with scripts/setup.d/50-training.sh", path, r.Version())
+		return nil, fmt.Errorf("onnxruntime %s (%s) has no training API compiled in: install the training library with `rated setup training`", path, r.Version())
 	}
 	return &Runtime{ort: r}, nil
 }

@@ -91,7 +91,7 @@ var ErrNoCUDA = errors.New("no CUDA execution provider in this ONNX Runtime buil
 
 // GPUHint says how to get a library that has both the training API and the CUDA provider.
 const GPUHint = "install the GPU build (Maven org.bytedeco:onnxruntime:1.24.1-1.5.13:linux-x86_64-gpu, CUDA 13, cuDNN 9) " +
-	"with RATED_GPU=1 scripts/setup.d/55-training-gpu.sh and pass its $RATED_ASSETS/lib/training-gpu/libonnxruntime.so"
+	"with RATED_GPU=1 rated setup training and pass the asset home's lib/training-gpu/libonnxruntime.so"
 
 // Options are session options.
 type Options struct {

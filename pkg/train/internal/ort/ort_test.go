@@ -70,7 +70,7 @@ func TestCUDADevice(t *testing.T) {
 		o    Options
 		want []string
 	}{
-		{Options{Device: DeviceCUDA}, []string{cpuLib, "1.24.1", "no CUDA execution provider", "55-training-gpu.sh", "linux-x86_64-gpu"}},
+		{Options{Device: DeviceCUDA}, []string{cpuLib, "1.24.1", "no CUDA execution provider", "RATED_GPU=1 rated setup training", "linux-x86_64-gpu"}},
 		{Options{Device: "tpu"}, []string{`device "tpu"`}},
 	} {
 		s, err := cpu.NewTrainingSession(state, filepath.Join(ck, "training_model.onnx"), "", "", c.o)
@@ -94,7 +94,7 @@ func TestCUDADevice(t *testing.T) {
 
 	gpuLib := filepath.Join(testassets.Dir(t), "lib", "training-gpu", "libonnxruntime.so")
 	if _, err := os.Stat(gpuLib); err != nil {
-		t.Skipf("GPU build not installed at %s (RATED_GPU=1 scripts/setup.d/55-training-gpu.sh); CPU-build checks passed", gpuLib)
+		t.Skipf("GPU build not installed at %s (RATED_GPU=1 rated setup training); CPU-build checks passed", gpuLib)
 	}
 	gpu, err := Open(gpuLib)
 	if err != nil {
