@@ -5,20 +5,23 @@ GO ?= go
 # ~/.local/share/rated); RATED_ASSETS, the older name, still chooses the folder when set.
 RATED_HOME ?= $(or $(RATED_ASSETS),$(CURDIR)/.rated)
 export RATED_HOME
-# Stamp the VCS commit into the binaries `go run` builds (`rated --version`, every output's
-# provenance), even where the Go environment turns stamping off; the user's GOFLAGS come last.
-export GOFLAGS := -buildvcs=auto $(GOFLAGS)
+# The targets run bin/rated, built with the VCS commit stamped in (`rated --version` and every
+# output's provenance; `go run` does not stamp), even where the Go environment turns stamping off.
+RATED := bin/rated
 
-.PHONY: demo test test-short setup vet bench reproduce finetune-syn
+.PHONY: build demo test test-short setup vet bench reproduce finetune-syn
+
+build:
+	$(GO) build -buildvcs=auto -o $(RATED) .
 
 # The main job on the embedded default benchmark, set-up included: installs the ONNX Runtime
 # library and the encoders (dense retrieval; skipped when already there), then writes Table 2.
-demo:
-	$(GO) run . setup onnxruntime models
-	$(GO) run . eval dynamic --out runs/default
+demo: build
+	$(RATED) setup onnxruntime models
+	$(RATED) eval dynamic --out runs/default
 
-setup:
-	$(GO) run . setup all
+setup: build
+	$(RATED) setup all
 
 # Installs the reference tools, libraries and models first, then runs every test with missing
 # assets treated as failures rather than skips.
@@ -38,9 +41,9 @@ bench:
 
 # Regenerates Tables 1-3 on the embedded default and compares every cell with
 # pkg/reproduce/expected/default.json ([OK] or the difference per cell).
-reproduce:
-	$(GO) run . setup onnxruntime models
-	$(GO) run . reproduce --out runs/reproduce
+reproduce: build
+	$(RATED) setup onnxruntime models
+	$(RATED) reproduce --out runs/reproduce
 
 # The paper's fine-tuning chain: local Gemma -> EcoAgent-Syn (build-bench) -> rated finetune ->
 # Table 1 of the frozen and fine-tuned encoders (scripts/finetune-syn.sh; about 40 min on 2 cores).
