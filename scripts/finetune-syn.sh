@@ -30,7 +30,7 @@ batch=8
 
 go run . setup onnxruntime models llm training
 mkdir -p bin "$out"
-go build -o bin/rated .
+go build -buildvcs=auto -o bin/rated .
 rated=bin/rated
 
 started_llm=0
