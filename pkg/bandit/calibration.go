@@ -31,7 +31,7 @@ type CalibrationList struct {
 
 // calibrationFeatures writes the features of position i of a ranking with scores sem.
 func calibrationFeatures(sem []float64, i int, f *[CalibrationFeatures]float64) {
-	f[0], f[1], f[2], f[3] = 1, sem[i], sem[i]-sem[0], math.Log1p(float64(i))
+	f[0], f[1], f[2], f[3] = 1, sem[i], sem[i]-sem[0], log1pRank(i)
 }
 
 // FitCalibrator fits the logistic regression by iteratively reweighted least squares (Newton's
@@ -108,16 +108,29 @@ func (c *Calibrator) Apply(cands []Candidate) {
 	if len(cands) == 0 {
 		return
 	}
-	sem := make([]float64, len(cands))
-	for i, cd := range cands {
-		sem[i] = cd.Sem
-	}
-	var f [CalibrationFeatures]float64
+	w := &c.Weights
+	top := cands[0].Sem
 	for i := range cands {
-		calibrationFeatures(sem, i, &f)
-		cands[i].Relevance = sigmoid(dot4(&c.Weights, &f))
+		sem := cands[i].Sem
+		cands[i].Relevance = sigmoid(w[0] + w[1]*sem + w[2]*(sem-top) + w[3]*log1pRank(i))
 	}
 }
+
+// log1pRank is log(1 + i), from a table for the ranks a policy sees.
+func log1pRank(i int) float64 {
+	if i < len(log1pTable) {
+		return log1pTable[i]
+	}
+	return math.Log1p(float64(i))
+}
+
+var log1pTable = func() [64]float64 {
+	var t [64]float64
+	for i := range t {
+		t[i] = math.Log1p(float64(i))
+	}
+	return t
+}()
 
 // Probability returns P(relevant) of position i of a ranking with semantic scores sem.
 func (c *Calibrator) Probability(sem []float64, i int) float64 {

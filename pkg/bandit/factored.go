@@ -1,6 +1,9 @@
 package bandit
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Fusion kinds of a Factored policy.
 const (
@@ -13,7 +16,12 @@ const (
 
 // FusionConfig is how a Factored policy combines its relevance model and reliability layer.
 type FusionConfig struct {
-	Kind        string  `yaml:"kind" json:"kind"`
+	Kind string `yaml:"kind" json:"kind"`
+	// AttemptCost λ, for the expected fusion when more attempts remain in the step: a candidate
+	// is worth r̂·P + (1 − r̂)·(V − λ), where V is the best expected success among the others
+	// (the fallback if it fails) and λ the price of the extra attempt. A tool likely to fail
+	// but likely relevant is then worth trying first. 0: no look-ahead (masks apply).
+	AttemptCost float64 `yaml:"attempt_cost,omitempty" json:"attempt_cost,omitempty"`
 	Semantic    float64 `yaml:"semantic,omitempty" json:"semantic,omitempty"`
 	Relevance   float64 `yaml:"relevance,omitempty" json:"relevance,omitempty"`
 	Reliability float64 `yaml:"reliability,omitempty" json:"reliability,omitempty"`
@@ -30,6 +38,9 @@ func (f FusionConfig) Validate(key string) error {
 		if f.Semantic != 0 || f.Relevance != 0 || f.Reliability != 0 || f.Prior != 0 {
 			return fmt.Errorf("%s: the expected fusion takes no weights", key)
 		}
+		if f.AttemptCost < 0 || f.AttemptCost > 1 || math.IsNaN(f.AttemptCost) {
+			return fmt.Errorf("%s.attempt_cost = %v: must be in [0, 1]", key, f.AttemptCost)
+		}
 		return nil
 	}
 	return fmt.Errorf("%s.kind = %q: must be %q or %q", key, f.Kind, FusionLinear, FusionExpected)
@@ -45,6 +56,7 @@ type Factored struct {
 	health    Reliability // nil: every tool r̂ = 1, never masked
 	fusion    FusionConfig
 	rel       []float64
+	rhat      []float64
 	scores    []float64
 	masked    []bool
 }
@@ -61,7 +73,7 @@ func (p *Factored) Name() string { return p.label }
 // it is masked (the slice is reused by the next call).
 func (p *Factored) Scores(s *Step, out []float64) []bool {
 	n := len(s.Candidates)
-	p.rel = growScores(p.rel, n)
+	p.rel, p.rhat = growScores(p.rel, n), growScores(p.rhat, n)
 	if cap(p.masked) < n {
 		p.masked = make([]bool, n)
 	}
@@ -73,14 +85,51 @@ func (p *Factored) Scores(s *Step, out []float64) []bool {
 		if p.health != nil {
 			rhat, masked = p.health.Estimate(c.Tool, s.T)
 		}
-		p.masked[i] = masked
+		p.masked[i], p.rhat[i] = masked, rhat
 		if f.Kind == FusionExpected {
 			out[i] = clamp01(p.rel[i]) * rhat
 			continue
 		}
 		out[i] = f.Semantic*c.Sem + f.Relevance*p.rel[i] + f.Reliability*rhat + f.Prior*c.Prior
 	}
+	if f.Kind == FusionExpected && f.AttemptCost > 0 && s.Remaining >= 2 {
+		p.lookAhead(s, out)
+	}
 	return p.masked
+}
+
+// lookAhead rescores out (expected success r̂·P) for an attempt that a fallback can follow:
+// r̂ᵢ·Pᵢ + (1 − r̂ᵢ)·(Vᵢ − λ), Vᵢ the best expected success among the other allowed candidates.
+// Masks no longer exclude: a failure costs an attempt, not the step.
+func (p *Factored) lookAhead(s *Step, out []float64) {
+	best, second := -1, -1
+	for i, v := range out {
+		if !s.Allowed(i) {
+			continue
+		}
+		switch {
+		case best < 0 || v > out[best]:
+			best, second = i, best
+		case second < 0 || v > out[second]:
+			second = i
+		}
+	}
+	lambda := p.fusion.AttemptCost
+	vBest, vSecond := 0.0, 0.0
+	if best >= 0 {
+		vBest = out[best]
+	}
+	if second >= 0 {
+		vSecond = out[second]
+	}
+	for i := range out {
+		v := vBest
+		if i == best {
+			v = vSecond
+		}
+		out[i] = out[i] + (1-p.rhat[i])*(v-lambda)
+		p.masked[i] = false
+	}
 }
 
 // Choose implements Policy: the best fused score among the candidates allowed in this step

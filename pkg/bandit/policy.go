@@ -39,6 +39,9 @@ type Step struct {
 	Candidates []Candidate
 	// Attempt counts the attempts already made in this step (0 for the first).
 	Attempt int
+	// Remaining is the number of attempts left in this step, this one included (0: unknown,
+	// taken as 1).
+	Remaining int
 	// Excluded[i] is true when candidate i was already executed in this step (nil: none).
 	Excluded []bool
 }

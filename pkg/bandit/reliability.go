@@ -42,6 +42,10 @@ type HealthConfig struct {
 	// MaskMax caps one mask's length (0: no cap), which bounds how long a recovered tool stays
 	// unused.
 	MaskMax int `yaml:"mask_max,omitempty" json:"mask_max,omitempty"`
+	// Probe: when a tool's mask ends, it is estimated at its provider's rate (as an untried
+	// tool) until its next execution, so the backoff schedule is the re-probe schedule; without
+	// it a tool that failed keeps its low r̂ after the mask and is rarely tried again.
+	Probe bool `yaml:"probe,omitempty" json:"probe,omitempty"`
 	// ProviderStrength m_p: pseudo-observations at p̄ behind each provider's pooled rate, which
 	// in turn is the prior of its tools (tool ← provider ← all); failures count against the
 	// provider only when a second distinct tool of it fails with no success in between.
@@ -161,9 +165,12 @@ func (l *HealthLayer) Estimate(tool, t int) (float64, bool) {
 		return prior, p >= 0 && p < len(l.provs) && t < l.provs[p].maskedUntil
 	}
 	th := &l.tools[tool]
+	masked := t < th.maskedUntil || (p >= 0 && p < len(l.provs) && t < l.provs[p].maskedUntil)
+	if l.cfg.Probe && th.consecutive > 0 && !masked {
+		return prior, false // the re-probe after a mask
+	}
 	k := l.decay(th.last, t)
 	s, f := th.s*k, th.f*k
-	masked := t < th.maskedUntil || (p >= 0 && p < len(l.provs) && t < l.provs[p].maskedUntil)
 	return (s + m*prior) / (s + f + m), masked
 }
 

@@ -13,7 +13,8 @@ type Spec struct {
 	Name string `yaml:"name" json:"name"`
 	// Kind: static, prior_only, blacklist, retry, rated (discounted LinUCB), linucb (γ = 1),
 	// global_mab, sw_ucb, circuit_breaker, batch_grpo, factored (relevance model × reliability
-	// layer × fusion), and the simulator's upper bounds oracle_availability and oracle_task.
+	// layer × fusion), and the simulator's upper bounds oracle_availability, oracle_task,
+	// oracle_expected and oracle_detect (sim.NewPolicy builds those).
 	Kind      string  `yaml:"kind" json:"kind"`
 	Alpha     float64 `yaml:"alpha,omitempty" json:"alpha,omitempty"`
 	Gamma     float64 `yaml:"gamma,omitempty" json:"gamma,omitempty"`
@@ -68,7 +69,7 @@ var RelevanceModels = []string{"calibrated", "semantic", "residual", "rated", "k
 
 // OracleKinds are the policy kinds that see the simulator's schedule: upper bounds, labelled
 // as such, built by the simulator rather than by New.
-var OracleKinds = []string{"oracle_availability", "oracle_task"}
+var OracleKinds = []string{"oracle_availability", "oracle_task", "oracle_expected", "oracle_detect"}
 
 // IsOracle reports whether kind is one of OracleKinds.
 func IsOracle(kind string) bool {
@@ -95,6 +96,9 @@ func (s Spec) AttemptBudget() int {
 
 // NeedsCalibration reports whether the policy reads Candidate.Relevance.
 func (s Spec) NeedsCalibration() bool {
+	if s.Kind == "oracle_expected" {
+		return true
+	}
 	if s.Kind != "factored" || s.Relevance == nil {
 		return false
 	}
@@ -104,7 +108,7 @@ func (s Spec) NeedsCalibration() bool {
 
 // Kinds lists the known policy kinds.
 var Kinds = []string{"static", "prior_only", "blacklist", "retry", "rated", "linucb", "global_mab", "sw_ucb",
-	"circuit_breaker", "batch_grpo", "factored", "oracle_availability", "oracle_task"}
+	"circuit_breaker", "batch_grpo", "factored", "oracle_availability", "oracle_task", "oracle_expected", "oracle_detect"}
 
 // Validate checks the spec; key is its location in the config (e.g. "policies[3]") and is named
 // in the error.
@@ -276,7 +280,7 @@ func New(spec Spec, env Env) (Policy, error) {
 		return NewCircuitBreaker(spec.Name, cfg, env.NumTools), nil
 	case "factored":
 		return newFactored(spec, env)
-	case "oracle_availability", "oracle_task":
+	case "oracle_availability", "oracle_task", "oracle_expected", "oracle_detect":
 		return nil, fmt.Errorf("policy %s: kind %s sees the failure schedule and is built by the simulator", spec.Name, spec.Kind)
 	case "batch_grpo":
 		cfg := GRPOConfig{Batch: ori(spec.Batch, 200), LearningRate: or(spec.LearningRate, 20), Temperature: or(spec.Temperature, 0.05), ClipLogit: or(spec.ClipLogit, 10)}

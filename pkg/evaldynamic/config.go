@@ -236,7 +236,7 @@ func (c *Config) Validate() error {
 	}
 	for i, name := range c.Dynamic.Compare {
 		if !names[name] {
-			return fmt.Errorf("dynamic.compare[%d] = %q: no policy of that name", i, name)
+			return fmt.Errorf("dynamic.compare[%d] = %q: no policy of that name (a file that replaces the policies sets dynamic.compare too, [] for none)", i, name)
 		}
 	}
 	return nil

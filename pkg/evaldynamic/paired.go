@@ -2,6 +2,7 @@ package evaldynamic
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/rated-dev/rated/pkg/metrics"
 	"github.com/rated-dev/rated/pkg/report"
@@ -17,10 +18,21 @@ type PairedRow struct {
 	Baseline string `json:"baseline"`
 	// SRDiff is Post-Fail SR of Policy minus Baseline: mean ± 95% CI over seeds.
 	SRDiff metrics.Summary `json:"sr_diff"`
-	// SRTest is the paired t-test of the per-seed SRs.
-	SRTest  metrics.PairedTest `json:"sr_test"`
+	// SRTest is the paired t-test of the per-seed SRs (in JSON, SRP is its p-value: null when
+	// undefined, as when every difference is zero).
+	SRTest  metrics.PairedTest `json:"-"`
+	SRP     *float64           `json:"sr_p"`
 	FSRDiff metrics.Summary    `json:"fsr_diff"`
-	FSRTest metrics.PairedTest `json:"fsr_test"`
+	FSRTest metrics.PairedTest `json:"-"`
+	FSRP    *float64           `json:"fsr_p"`
+}
+
+// finite returns &x, or nil for NaN and ±Inf (JSON has no such numbers).
+func finite(x float64) *float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
 }
 
 // Paired compares each policy named in dynamic.compare with every other policy, per protocol
@@ -52,6 +64,7 @@ func Paired(cfg *Config, results []sim.RunResult) ([]PairedRow, error) {
 						return nil, fmt.Errorf("paired %s vs %s (%s, %s): %w", name, other.Name, proto.Name, sc.Name, err)
 					}
 					row.SRDiff, row.FSRDiff = metrics.MeanCI95(diff(sa, sb)), metrics.MeanCI95(diff(fa, fb))
+					row.SRP, row.FSRP = finite(row.SRTest.P), finite(row.FSRTest.P)
 					out = append(out, row)
 				}
 			}

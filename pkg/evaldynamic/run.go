@@ -149,8 +149,11 @@ func Table2(cfg *Config, rows []sim.Row, info WorldInfo) *report.Table {
 				line = append(line, proto.Name)
 			}
 			label := p.Name
-			if bandit.IsOracle(p.Kind) {
+			switch {
+			case p.Kind == "oracle_availability" || p.Kind == "oracle_task":
 				label += " [upper bound]"
+			case bandit.IsOracle(p.Kind):
+				label += " [bound]"
 			}
 			line = append(line, label)
 			attempts, perAttempt := 0.0, 0.0
@@ -172,7 +175,7 @@ func Table2(cfg *Config, rows []sim.Row, info WorldInfo) *report.Table {
 		fmt.Sprintf("Failure onset at step %d; the failed tools are the next ρ·N after skipping the 10%% most frequent in the stream. Top-K = %d; hit@%d of the retriever on these queries = %.1f%% (the ceiling for SR).", cfg.Scenarios[0].Onset(), cfg.Retrieval.K, cfg.Retrieval.K, 100*info.RecallAtK),
 		fmt.Sprintf("Static prior: consistency by %s; mean r_static %.3f; %d tools have r_static ≥ 0.8. Providers (endpoint hosts, n8n nodes): %d; %d tools share one.", info.PriorMethod, info.MeanPrior, info.HighPrior, info.Providers, info.SharedProviders),
 		"Feedback protocols: execution = the tool ran or failed (the paper's y_t); task = ran and served the query; judged = task success through a judge with the stated false-positive/false-negative rates. Every policy also sees execution failures, which a runtime always observes. A fallback (attempts > 1) tries the next choice after a failed execution.",
-		"[upper bound] rows see the failure schedule (availability oracle: the best-ranked candidate that will execute; task oracle: the best-ranked that will execute and serve the query): no policy learning from feedback can match them.",
+		"[upper bound] rows see the failure schedule (availability oracle: the best-ranked candidate that will execute; task oracle: the best-ranked that will execute and serve the query): no single-attempt policy learning from feedback can beat them. [bound] rows are tighter references: the expected oracle knows each tool's current success probability but not the flaky coins; the detect oracle pays one failed call to detect each outage and sees recoveries for free.",
 	}
 	if info.Calibration != "" {
 		t.Notes = append(t.Notes, "Calibration: "+info.Calibration+".")

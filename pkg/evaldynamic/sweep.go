@@ -46,6 +46,9 @@ type SweepCriterion struct {
 	Protocol     string  `yaml:"protocol" json:"protocol"`
 	FSRReference string  `yaml:"fsr_reference" json:"fsr_reference"`
 	FSRMargin    float64 `yaml:"fsr_margin" json:"fsr_margin"`
+	// FSRMargins overrides FSRMargin per scenario (e.g. a negative margin where the policy must
+	// stay below the reference).
+	FSRMargins map[string]float64 `yaml:"fsr_margins" json:"fsr_margins,omitempty"`
 	PreReference string  `yaml:"pre_reference" json:"pre_reference"`
 	PreMargin    float64 `yaml:"pre_margin" json:"pre_margin"`
 }
@@ -334,7 +337,11 @@ func chooseSetting(cfg *Config, specs []sweepSpec, rows []sim.Row) *SweepResult 
 			pt.SR[sc.Name], pt.FSR[sc.Name], pt.PreSR[sc.Name] = mean(a.sr[sc.Name]), mean(a.fsr[sc.Name]), mean(a.pre[sc.Name])
 			pt.MeanSR += pt.SR[sc.Name] / float64(len(cfg.Scenarios))
 			if ref := byPolicy[cr.FSRReference]; ref != nil {
-				if limit := mean(ref.fsr[sc.Name]) + cr.FSRMargin; pt.FSR[sc.Name] > limit+1e-12 {
+				margin, ok := cr.FSRMargins[sc.Name]
+				if !ok {
+					margin = cr.FSRMargin
+				}
+				if limit := mean(ref.fsr[sc.Name]) + margin; pt.FSR[sc.Name] > limit+1e-12 {
 					pt.Violations = append(pt.Violations, fmt.Sprintf("%s FSR %.1f%% > %.1f%%", sc.Name, 100*pt.FSR[sc.Name], 100*limit))
 				}
 			}
@@ -368,7 +375,16 @@ func (cr SweepCriterion) describe() string {
 	d := fmt.Sprintf("maximise the mean Post-Fail SR over the scenarios under %s", proto)
 	var cons []string
 	if cr.FSRReference != "" {
-		cons = append(cons, fmt.Sprintf("FSR ≤ %s's + %.1f points", cr.FSRReference, 100*cr.FSRMargin))
+		c := fmt.Sprintf("FSR ≤ %s's + %.1f points", cr.FSRReference, 100*cr.FSRMargin)
+		names := make([]string, 0, len(cr.FSRMargins))
+		for n := range cr.FSRMargins {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			c += fmt.Sprintf(" (%s: %+.1f)", n, 100*cr.FSRMargins[n])
+		}
+		cons = append(cons, c)
 	}
 	if cr.PreReference != "" {
 		cons = append(cons, fmt.Sprintf("pre-failure SR ≥ %s's − %.1f points", cr.PreReference, 100*cr.PreMargin))

@@ -170,7 +170,7 @@ func Run(w *World, stream []int, sched *Schedule, pol bandit.Policy, k, budget i
 		}
 		out := &trace[t]
 		for a := 0; a < budget && a < len(cands); a++ {
-			step.Attempt = a
+			step.Attempt, step.Remaining = a, min(budget, len(cands))-a
 			pos := pol.Choose(step)
 			tool := cands[pos].Tool
 			ok := sched.Executes(tool, t)
@@ -190,23 +190,43 @@ func Run(w *World, stream []int, sched *Schedule, pol bandit.Policy, k, budget i
 	return trace
 }
 
-// oracle is an upper bound that sees the schedule (and, for oracle_task, the relevance labels):
-// it picks the best-ranked candidate that will execute (oracle_task: that will also serve the
-// query, when one will). It is labelled as a bound in every table: no policy that learns from
-// feedback can see this.
+// Oracle kinds (bandit.OracleKinds): upper bounds that see the failure schedule, labelled as
+// such in every table. No policy that learns from feedback can see what they see.
+const (
+	// OracleAvailability runs the best-ranked candidate that will execute (clairvoyant about
+	// every call, flaky coins included).
+	OracleAvailability = "oracle_availability"
+	// OracleTask runs the best-ranked candidate that will execute and serve the query, when
+	// one will, else the best-ranked that will execute.
+	OracleTask = "oracle_task"
+	// OracleExpected knows every tool's current success probability (not the flaky coins) and
+	// ranks by calibrated relevance × that probability: a perfect reliability estimate in the
+	// expected-success fusion.
+	OracleExpected = "oracle_expected"
+	// OracleDetect is the availability oracle made to pay for detection: the first time in an
+	// outage that it would run a down tool, it runs it and fails, and only then avoids it;
+	// recoveries it sees for free. No causal policy detects an outage without a failed call.
+	OracleDetect = "oracle_detect"
+)
+
 type oracle struct {
 	label    string
-	task     bool
+	kind     string
 	executes []bool
 	relevant []bool
+	chance   []float64
+	since    []int
+	paid     map[int]int // tool -> start of the outage already paid for
 }
 
 // see gives the oracle the truth about step t's candidates.
 func (o *oracle) see(cands []bandit.Candidate, q *Query, sched *Schedule, t int) {
-	o.executes, o.relevant = o.executes[:0], o.relevant[:0]
+	o.executes, o.relevant, o.chance, o.since = o.executes[:0], o.relevant[:0], o.chance[:0], o.since[:0]
 	for _, c := range cands {
+		p, since := sched.Chance(c.Tool, t)
 		o.executes = append(o.executes, sched.Executes(c.Tool, t))
 		o.relevant = append(o.relevant, contains(q.Relevant, c.Tool))
+		o.chance, o.since = append(o.chance, p), append(o.since, since)
 	}
 }
 
@@ -215,6 +235,30 @@ func (o *oracle) Name() string { return o.label }
 
 // Choose implements bandit.Policy.
 func (o *oracle) Choose(s *bandit.Step) int {
+	switch o.kind {
+	case OracleExpected:
+		best := -1
+		for i, c := range s.Candidates {
+			if s.Allowed(i) && (best < 0 || c.Relevance*o.chance[i] > s.Candidates[best].Relevance*o.chance[best]) {
+				best = i
+			}
+		}
+		return max(best, 0)
+	case OracleDetect:
+		for i, c := range s.Candidates {
+			if !s.Allowed(i) {
+				continue
+			}
+			if o.since[i] < 0 {
+				return i // up (a flaky tool counts as up: its coins are not outages)
+			}
+			if paid, ok := o.paid[c.Tool]; !ok || paid != o.since[i] {
+				o.paid[c.Tool] = o.since[i] // runs it once in this outage, and fails
+				return i
+			}
+		}
+		return firstAllowed(s)
+	}
 	best, bestRank := -1, 3
 	for i := range s.Candidates {
 		if !s.Allowed(i) {
@@ -223,7 +267,7 @@ func (o *oracle) Choose(s *bandit.Step) int {
 		rank := 2 // will fail
 		if o.executes[i] {
 			rank = 1
-			if o.task && o.relevant[i] {
+			if o.kind == OracleTask && o.relevant[i] {
 				rank = 0
 			}
 		}
@@ -234,17 +278,23 @@ func (o *oracle) Choose(s *bandit.Step) int {
 	return max(best, 0)
 }
 
+func firstAllowed(s *bandit.Step) int {
+	for i := range s.Candidates {
+		if s.Allowed(i) {
+			return i
+		}
+	}
+	return 0
+}
+
 // Observe implements bandit.Policy; an oracle needs no feedback.
 func (o *oracle) Observe(*bandit.Step, int, bandit.Feedback) {}
 
 // NewPolicy builds the policy of spec: the simulator's oracles here, every other kind by
 // bandit.New.
 func NewPolicy(spec bandit.Spec, env bandit.Env) (bandit.Policy, error) {
-	switch spec.Kind {
-	case "oracle_availability":
-		return &oracle{label: spec.Name}, nil
-	case "oracle_task":
-		return &oracle{label: spec.Name, task: true}, nil
+	if bandit.IsOracle(spec.Kind) {
+		return &oracle{label: spec.Name, kind: spec.Kind, paid: map[int]int{}}, nil
 	}
 	return bandit.New(spec, env)
 }

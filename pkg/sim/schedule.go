@@ -81,6 +81,33 @@ func (s *Schedule) Executes(tool, t int) bool {
 	return true
 }
 
+// Chance returns the probability that calling tool at step t succeeds (1 up, 0 down, p for a
+// flaky tool) and, when the tool is down for good reason at t (persistent, transient, flapping),
+// the step its current outage began (-1 otherwise). Oracles read it; policies never do.
+func (s *Schedule) Chance(tool, t int) (p float64, outageSince int) {
+	p, outageSince = 1, -1
+	for _, r := range s.rules[tool] {
+		if t < r.start {
+			continue
+		}
+		switch r.kind {
+		case EventPersistent:
+			return 0, r.start
+		case EventTransient:
+			if t < r.end {
+				return 0, r.start
+			}
+		case EventFlapping:
+			if phase := (t - r.start) / r.period; phase%2 == 0 {
+				return 0, r.start + phase*r.period
+			}
+		case EventFlaky:
+			p *= r.p
+		}
+	}
+	return p, outageSince
+}
+
 // uniform maps (seed, a, b) to [0, 1) with the SplitMix64 finaliser.
 func uniform(seed, a, b uint64) float64 {
 	z := seed ^ (a * 0x9e3779b97f4a7c15) ^ (b * 0xbf58476d1ce4e5b9)

@@ -277,3 +277,33 @@ func TestProviderOutageSelectsWholeProviders(t *testing.T) {
 		}
 	}
 }
+
+func TestDetectAndExpectedOraclesByHand(t *testing.T) {
+	w := tinyWorld()
+	// Tool 0 flaps with period 2 from step 0: down [0,2), up [2,4), down [4,6).
+	sched := NewSchedule(Scenario{Name: "s", Theta: 1, Events: []Event{{Kind: EventFlapping, Start: 0, Period: 2,
+		Select: Selector{By: "frequency", Fraction: 0.25}}}}, w, inOrder(4), 1)
+	detect, _ := NewPolicy(bandit.Spec{Name: "d", Kind: "oracle_detect"}, bandit.Env{})
+	tr := Run(w, []int{0, 0, 0, 0, 0, 0}, sched, detect, 2, 1, execution, 1)
+	// Pays at 0 (fails), avoids tool 0 at 1, runs it at 2 and 3 (up), pays again at 4, avoids at 5.
+	wantFailed := []int{1, 0, 0, 0, 1, 0}
+	for i, s := range tr {
+		if s.FailedAttempts != wantFailed[i] {
+			t.Fatalf("step %d: %+v, want %d failed attempts", i, s, wantFailed[i])
+		}
+	}
+	// Expected oracle: tool 0 is flaky (p = 0.3) and slightly more relevant than tool 1; it runs
+	// tool 1 (0.5·1 > 0.6·0.3) whatever the coin says.
+	sched = NewSchedule(Scenario{Name: "s", Theta: 1, Events: []Event{{Kind: EventFlaky, Start: 0, SuccessProb: 0.3,
+		Select: Selector{By: "frequency", Fraction: 0.25}}}}, w, inOrder(4), 1)
+	w.Queries[0].Ranked[0].Relevance, w.Queries[0].Ranked[1].Relevance = 0.6, 0.5
+	exp, _ := NewPolicy(bandit.Spec{Name: "e", Kind: "oracle_expected"}, bandit.Env{})
+	for i, s := range Run(w, []int{0, 0, 0, 0}, sched, exp, 2, 1, execution, 1) {
+		if !s.Success || s.FailedAttempts != 0 {
+			t.Fatalf("step %d: %+v: the expected oracle must run tool 1", i, s)
+		}
+	}
+	if p, since := sched.Chance(0, 3); p != 0.3 || since != -1 {
+		t.Fatalf("flaky chance %v since %v", p, since)
+	}
+}
