@@ -48,9 +48,9 @@ type SweepCriterion struct {
 	FSRMargin    float64 `yaml:"fsr_margin" json:"fsr_margin"`
 	// FSRMargins overrides FSRMargin per scenario (e.g. a negative margin where the policy must
 	// stay below the reference).
-	FSRMargins map[string]float64 `yaml:"fsr_margins" json:"fsr_margins,omitempty"`
-	PreReference string  `yaml:"pre_reference" json:"pre_reference"`
-	PreMargin    float64 `yaml:"pre_margin" json:"pre_margin"`
+	FSRMargins   map[string]float64 `yaml:"fsr_margins" json:"fsr_margins,omitempty"`
+	PreReference string             `yaml:"pre_reference" json:"pre_reference"`
+	PreMargin    float64            `yaml:"pre_margin" json:"pre_margin"`
 }
 
 // SweepPoint is one setting's outcome.
