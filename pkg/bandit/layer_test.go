@@ -295,3 +295,26 @@ func TestRecommendedSpecBuilds(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestHealthLayerRecoveryModelByHand(t *testing.T) {
+	cfg := HealthConfig{PriorStrength: 1, PoolInit: 1, ResetOnFailure: true, RecoveryPrior: 1000, RecoveryStrength: 1}
+	l := NewHealthLayer(cfg, nil)
+	l.Update(1, 0, false)
+	// No outage seen to end yet: μ̂ = (0 + 1)/(0 + 1·1000); 100 steps after the failure the tool
+	// is up with probability 1 − e^(−0.1), then as reliable as before the outage (no failures
+	// before it: (0 + 1·1)/(0 + 0 + 1) = 1).
+	r, _ := l.Estimate(1, 100)
+	near(t, "r̂ 100 steps into an outage", r, -math.Expm1(-0.1))
+	// It comes back at 300: one recovery over 300 steps of observed down-time.
+	l.Update(1, 300, true)
+	// Back to the counts: s = 1, and the outage's failure stays (no decay here): (1 + 1)/(1 + 1 + 1).
+	r, _ = l.Estimate(1, 301)
+	near(t, "a recovered tool", r, 2.0/3)
+	l.Update(2, 400, false)
+	r, _ = l.Estimate(2, 500)
+	near(t, "r̂ with the learned rate", r, -math.Expm1(-2.0/1300*100))
+	// A failed re-probe extends the observed down-time: 400 → 600 adds 200 steps.
+	l.Update(2, 600, false)
+	r, _ = l.Estimate(2, 700)
+	near(t, "r̂ after a failed re-probe", r, -math.Expm1(-2.0/1500*100))
+}

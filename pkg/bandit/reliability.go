@@ -42,6 +42,15 @@ type HealthConfig struct {
 	// MaskMax caps one mask's length (0: no cap), which bounds how long a recovered tool stays
 	// unused.
 	MaskMax int `yaml:"mask_max,omitempty" json:"mask_max,omitempty"`
+	// RecoveryPrior turns on the recovery model with this prior mean outage length (steps): a
+	// tool whose last call failed is up again at step t with probability 1 − exp(−μ̂·(t − t_f)),
+	// where μ̂, the fleet's recovery rate, is learned from the outages the layer has seen end
+	// (recoveries over observed down-time, with RecoveryStrength prior outages of the prior
+	// length). A fleet whose tools come back is re-probed sooner; one whose failures are for
+	// good is soon left alone. 0: off (a failed tool keeps its count-based estimate).
+	RecoveryPrior float64 `yaml:"recovery_prior,omitempty" json:"recovery_prior,omitempty"`
+	// RecoveryStrength: the prior's weight, in outages (0 takes 1).
+	RecoveryStrength float64 `yaml:"recovery_strength,omitempty" json:"recovery_strength,omitempty"`
 	// Probe: when a tool's mask ends, it is estimated at its provider's rate (as an untried
 	// tool) until its next execution, so the backoff schedule is the re-probe schedule; without
 	// it a tool that failed keeps its low r̂ after the mask and is rarely tried again.
@@ -59,7 +68,8 @@ type HealthConfig struct {
 // Validate checks the configuration; key locates it in error messages.
 func (c HealthConfig) Validate(key string) error {
 	for name, v := range map[string]float64{"half_life": c.HalfLife, "pool_rate": c.PoolRate,
-		"pool_evidence": c.PoolEvidence, "provider_strength": c.ProviderStrength} {
+		"pool_evidence": c.PoolEvidence, "provider_strength": c.ProviderStrength,
+		"recovery_prior": c.RecoveryPrior, "recovery_strength": c.RecoveryStrength} {
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("%s.%s = %v: must be a finite number >= 0", key, name, v)
 		}
@@ -92,6 +102,9 @@ type HealthLayer struct {
 	tools    []toolHealth
 	provs    []providerHealth
 	pool     float64
+	// Recovery model: outages seen to end, and the down-time observed (from an outage's first
+	// failure to each later call of the tool).
+	recoveries, downTime float64
 	// decayPerStep = 2^(−1/H), cached powers avoid a math.Pow per call for small gaps.
 	decayPerStep float64
 }
@@ -101,6 +114,10 @@ type toolHealth struct {
 	last        int     // step of the last decay
 	consecutive int     // consecutive failures
 	maskedUntil int
+	lastFail    int     // step of the last failure (while consecutive > 0)
+	observed    int     // last step of the current outage already counted as down-time
+	fBefore     float64 // decayed failures before the current outage, at its first failure
+	outageStart int
 }
 
 type providerHealth struct {
@@ -171,7 +188,24 @@ func (l *HealthLayer) Estimate(tool, t int) (float64, bool) {
 	}
 	k := l.decay(th.last, t)
 	s, f := th.s*k, th.f*k
-	return (s + m*prior) / (s + f + m), masked
+	r := (s + m*prior) / (s + f + m)
+	if l.cfg.RecoveryPrior > 0 && th.consecutive > 0 {
+		// Down at its last call: up again with the fleet's recovery probability since then,
+		// and then as reliable as the counts say (taken without the outage's own failures).
+		up := -math.Expm1(-l.recoveryRate() * float64(t-th.lastFail))
+		fb := th.fBefore * l.decay(th.outageStart, t)
+		r = up * (s + m*prior) / (s + fb + m)
+	}
+	return r, masked
+}
+
+// recoveryRate is μ̂ = (recoveries + k)/(down-time + k·M): outages per step of down-time.
+func (l *HealthLayer) recoveryRate() float64 {
+	k := l.cfg.RecoveryStrength
+	if k == 0 {
+		k = 1
+	}
+	return (l.recoveries + k) / (l.downTime + k*l.cfg.RecoveryPrior)
 }
 
 // Update implements Reliability.
@@ -187,10 +221,21 @@ func (l *HealthLayer) Update(tool, t int, executed bool) {
 	if th.s+th.f < l.cfg.PoolEvidence {
 		l.pool += l.cfg.PoolRate * (y - l.pool)
 	}
+	if th.consecutive > 0 { // the outage lasted at least until now
+		l.downTime += float64(t - th.observed)
+		th.observed = t
+		if executed {
+			l.recoveries++
+		}
+	}
 	if executed {
 		th.s++
 		th.consecutive = 0
 	} else {
+		if th.consecutive == 0 {
+			th.observed, th.outageStart, th.fBefore = t, t, th.f
+		}
+		th.lastFail = t
 		th.f++
 		if l.cfg.ResetOnFailure {
 			th.s = 0
