@@ -318,3 +318,48 @@ func TestHealthLayerRecoveryModelByHand(t *testing.T) {
 	r, _ = l.Estimate(2, 700)
 	near(t, "r̂ after a failed re-probe", r, -math.Expm1(-2.0/1500*100))
 }
+
+// BenchmarkRecommendedDecision times one step of the recommended policy (configs/recommended.yaml)
+// at K = 10 and d = 384 and 768: the decision, the execution feedback to the reliability layer and
+// the task feedback to the kernel relevance model, with 64 prototypes per tool (its cap) already
+// learned. BenchmarkRATEDDecisionUpdate is the reference measured beside it.
+func BenchmarkRecommendedDecision(b *testing.B) {
+	spec, err := RecommendedSpec()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, d := range []int{384, 768} {
+		b.Run("d="+itoa(d), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(5, 6))
+			p, err := New(spec, Env{NumTools: 1000, Dim: d})
+			if err != nil {
+				b.Fatal(err)
+			}
+			vec := func() []float64 {
+				x := make([]float64, d)
+				for i := range x {
+					x[i] = rng.NormFloat64()
+				}
+				return unit(x)
+			}
+			cands := make([]Candidate, 10)
+			for i := range cands {
+				cands[i] = Candidate{Tool: rng.IntN(1000), Sem: rng.Float64(), Prior: rng.Float64(), Relevance: rng.Float64()}
+			}
+			s := &Step{Context: vec(), Candidates: cands}
+			for j := 0; j < 64; j++ { // fill every candidate's prototypes
+				s.Context = vec()
+				for i := range cands {
+					p.Observe(s, i, Feedback{Executed: true, TaskKnown: true, Task: j%2 == 0})
+				}
+			}
+			s.Context = vec()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				s.T = i
+				pos := p.Choose(s)
+				p.Observe(s, pos, Feedback{Executed: i%5 != 0, TaskKnown: true, Task: i%3 == 0})
+			}
+		})
+	}
+}
