@@ -181,7 +181,7 @@ sweep:
 	if len(out.Points) != 2 {
 		t.Fatalf("%d points", len(out.Points))
 	}
-	for _, f := range []string{"sweep.md", "sweep.json", "chosen.yaml", "sweep-reliability-mask_base.png"} {
+	for _, f := range []string{"sweep.md", "sweep.json", "chosen.yaml", "sweep-reliability-mask_base-sr.png", "sweep-reliability-mask_base-fsr.png"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s missing or empty: %v", f, err)
 		}

@@ -448,12 +448,14 @@ func indent(s string) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// writeSweepPlots draws, per parameter, the mean SR and mean FSR over the scenarios against the
-// parameter's values with every other parameter at the chosen setting.
+// writeSweepPlots draws, per parameter, the Post-Fail SR and the FSR of every scenario (and
+// their mean) against the parameter's values with every other parameter at the chosen setting,
+// one plot for each measure with its own scale (the paper's Figure 4).
 func writeSweepPlots(dir string, cfg *Config, res *SweepResult) error {
 	clean := strings.NewReplacer("/", "-", " ", "-", ".", "-")
 	for _, param := range cfg.Sweep.Params {
-		var xs, sr, fsr []float64
+		var pts []SweepPoint
+		var xs []float64
 		for _, p := range res.Points {
 			same := true
 			for k, v := range p.Setting {
@@ -468,14 +470,9 @@ func writeSweepPlots(dir string, cfg *Config, res *SweepResult) error {
 			if err != nil {
 				x = float64(len(xs)) // categorical values: their position in the sweep
 			}
-			xs = append(xs, x)
-			meanFSR := 0.0
-			for _, sc := range cfg.Scenarios {
-				meanFSR += p.FSR[sc.Name] / float64(len(cfg.Scenarios))
-			}
-			sr, fsr = append(sr, p.MeanSR), append(fsr, meanFSR)
+			pts, xs = append(pts, p), append(xs, x)
 		}
-		if len(xs) < 2 {
+		if len(pts) < 2 {
 			continue
 		}
 		order := make([]int, len(xs))
@@ -483,17 +480,38 @@ func writeSweepPlots(dir string, cfg *Config, res *SweepResult) error {
 			order[i] = i
 		}
 		sort.Slice(order, func(a, b int) bool { return xs[order[a]] < xs[order[b]] })
-		s1, s2 := report.Series{Label: "mean Post-Fail SR"}, report.Series{Label: "mean FSR"}
-		ymax := 0.0
-		for _, i := range order {
-			s1.X, s1.Y = append(s1.X, xs[i]), append(s1.Y, sr[i])
-			s2.X, s2.Y = append(s2.X, xs[i]), append(s2.Y, fsr[i])
-			ymax = math.Max(ymax, math.Max(sr[i], fsr[i]))
-		}
-		p := &report.LinePlot{Title: fmt.Sprintf("%s: %s (others at the chosen setting)", cfg.Sweep.Policy, param.Key),
-			XLabel: param.Key, YLabel: "rate", YMin: 0, YMax: math.Min(1, ymax*1.2+0.01), Series: []report.Series{s1, s2}}
-		if err := p.Write(filepath.Join(dir, "sweep-"+clean.Replace(param.Key)+".png"), 700, 420); err != nil {
-			return err
+		for _, m := range []struct {
+			name, label string
+			get         func(SweepPoint, string) float64
+		}{
+			{"sr", "Post-Fail SR", func(p SweepPoint, sc string) float64 { return p.SR[sc] }},
+			{"fsr", "FSR", func(p SweepPoint, sc string) float64 { return p.FSR[sc] }},
+		} {
+			lo, hi := math.Inf(1), math.Inf(-1)
+			var series []report.Series
+			mean := report.Series{Label: "mean"}
+			for _, sc := range cfg.Scenarios {
+				s := report.Series{Label: sc.Name}
+				for _, i := range order {
+					v := m.get(pts[i], sc.Name)
+					s.X, s.Y = append(s.X, xs[i]), append(s.Y, v)
+					lo, hi = math.Min(lo, v), math.Max(hi, v)
+				}
+				series = append(series, s)
+			}
+			for _, i := range order {
+				v := 0.0
+				for _, sc := range cfg.Scenarios {
+					v += m.get(pts[i], sc.Name) / float64(len(cfg.Scenarios))
+				}
+				mean.X, mean.Y = append(mean.X, xs[i]), append(mean.Y, v)
+			}
+			pad := math.Max(0.005, 0.1*(hi-lo))
+			p := &report.LinePlot{Title: fmt.Sprintf("%s: %s vs %s (others at the chosen setting)", cfg.Sweep.Policy, m.label, param.Key),
+				XLabel: param.Key, YLabel: m.label, YMin: math.Max(0, lo-pad), YMax: math.Min(1, hi+pad), Series: append([]report.Series{mean}, series...)}
+			if err := p.Write(filepath.Join(dir, "sweep-"+clean.Replace(param.Key)+"-"+m.name+".png"), 760, 460); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
