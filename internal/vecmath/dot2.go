@@ -1,4 +1,5 @@
-// Package vecmath holds the few vector kernels on the bandit's hot path.
+// Package vecmath holds the few vector kernels on hot paths: the bandit's fused dot products and
+// the score blocks of batched exact search.
 package vecmath
 
 import "golang.org/x/sys/cpu"
