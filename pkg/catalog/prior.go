@@ -62,6 +62,14 @@ type Similarity interface {
 	Similarity(a, b string) (float64, error)
 }
 
+// BatchSimilarity is a Similarity that scores many pairs in one call (a sentence encoder embeds
+// all the texts in one sorted, batched pass instead of one small call per pair).
+type BatchSimilarity interface {
+	Similarity
+	// Similarities returns the similarity of a[i] and b[i] for every i.
+	Similarities(a, b []string) ([]float64, error)
+}
+
 // LexicalSimilarity is the fallback name–description consistency used when no sentence encoder is
 // installed: the cosine between the binary bag-of-words of the two texts after splitting
 // identifiers (camelCase, snake_case), lower-casing and a crude 5-letter prefix stem.
@@ -156,11 +164,30 @@ func ComputePriors(tools []Tool, cfg PriorConfig, sim Similarity) error {
 		tagLens[i] = float64(len([]rune(strings.Join(tools[i].Tags, " "))))
 	}
 	medDesc, medTag := median(descLens), median(tagLens)
+	var batch []float64
+	if bs, ok := sim.(BatchSimilarity); ok && len(tools) > 0 {
+		names, descs := make([]string, len(tools)), make([]string, len(tools))
+		for i := range tools {
+			names[i], descs[i] = humanName(tools[i].Name), tools[i].Description
+		}
+		var err error
+		if batch, err = bs.Similarities(names, descs); err != nil {
+			return fmt.Errorf("prior consistency of %d tools: %w", len(tools), err)
+		}
+		if len(batch) != len(tools) {
+			return fmt.Errorf("prior consistency: %s returned %d values for %d tools", sim.Name(), len(batch), len(tools))
+		}
+	}
 	for i := range tools {
 		t := &tools[i]
-		c, err := sim.Similarity(humanName(t.Name), t.Description)
-		if err != nil {
-			return fmt.Errorf("prior consistency for %s: %w", t.ID, err)
+		var c float64
+		if batch != nil {
+			c = batch[i]
+		} else {
+			var err error
+			if c, err = sim.Similarity(humanName(t.Name), t.Description); err != nil {
+				return fmt.Errorf("prior consistency for %s: %w", t.ID, err)
+			}
 		}
 		c = math.Max(0, math.Min(1, c))
 		src := SourceWeightOf(t, cfg)

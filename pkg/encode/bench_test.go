@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rated-dev/rated/internal/testassets"
+	"github.com/rated-dev/rated/pkg/defaultbench"
 )
 
 // benchThreads is ONNX Runtime's intra-op thread count in the benchmarks ($RATED_BENCH_THREADS,
@@ -27,10 +29,181 @@ func benchThreads() int {
 }
 
 // benchTexts returns the first 256 ToolBench queries of data/toolbench (real agent requests,
-// 30-80 tokens), embedded in the binary.
+// 30-80 tokens).
 func benchTexts(b *testing.B) []string {
 	texts := testassets.ToolBenchQueries(b)
 	return texts[:min(256, len(texts))]
+}
+
+// budgetTexts are the texts of BenchmarkEncodeBudget: the embedded default catalog's tool texts
+// ("name: description", 316, a long tail up to 512 tokens) and the 765 ToolBench queries.
+func budgetTexts(b *testing.B) []string {
+	db, err := defaultbench.Load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var texts []string
+	for _, d := range db.Corpus {
+		texts = append(texts, d.Title+": "+d.Text)
+	}
+	return append(texts, testassets.ToolBenchQueries(b)...)
+}
+
+// BenchmarkEncodeBudget compares batching schemes on the same 1,081 texts, Go and Python side
+// by side: "chunks" is the former scheme (consecutive batches of 32 in input order, as the
+// pre-budget code did between its sorts), "budgetT-bN" sorts all texts by token count and cuts
+// batches of at most N rows and T padded tokens (pkg/encode's scheme; Python replicates it in
+// testdata/bench_python.py). cpu-ns/token is process CPU per real (unpadded) token; padded/real
+// is the padding overhead. RATED_BENCH_MODELS limits the models (comma-separated names).
+func BenchmarkEncodeBudget(b *testing.B) {
+	rt := sharedRuntime(b)
+	texts := budgetTexts(b)
+	threads := benchThreads()
+	python := filepath.Join(testassets.Dir(b), "venv", "bin", "python")
+	schemes := []struct {
+		name          string
+		batch, tokens int
+	}{
+		{"chunks32", 32, 0},
+		{"budget1024-b64", 64, 1024},
+		{"budget2048-b64", 64, 2048},
+		{"budget4096-b64", 64, 4096},
+		{"budget8192-b128", 128, 8192},
+		{"budget4096-b16", 16, 4096},
+		{"single", 1, 1 << 20},
+	}
+	for _, rm := range referenceModels {
+		if only := os.Getenv("RATED_BENCH_MODELS"); only != "" && !slices.Contains(strings.Split(only, ","), rm.name) {
+			continue
+		}
+		dir := filepath.Join(testassets.Dir(b), "models", rm.name)
+		cfg, err := LoadConfig(dir)
+		if err != nil {
+			b.Skip(err)
+		}
+		for _, sc := range schemes {
+			b.Run(fmt.Sprintf("%s/%s/go", rm.name, sc.name), func(b *testing.B) {
+				opts := Options{Runtime: rt, Threads: threads, BatchSize: sc.batch, BatchTokens: sc.tokens}
+				if sc.tokens == 0 { // chunks: no sort, every chunk of 32 in input order
+					opts.BatchTokens = sc.batch * cfg.MaxLength
+				}
+				m, err := Open(dir, opts)
+				if err != nil {
+					b.Skip(err)
+				}
+				defer m.Close()
+				enc := m.Uncached()
+				run := func() {
+					if sc.tokens > 0 {
+						if _, err := enc.EncodeDocs(texts); err != nil {
+							b.Fatal(err)
+						}
+						return
+					}
+					for start := 0; start < len(texts); start += sc.batch {
+						if _, err := enc.EncodeDocs(texts[start:min(start+sc.batch, len(texts))]); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				real, padded := m.plannedTokens(b, texts, sc.batch, sc.tokens)
+				if _, err := enc.EncodeDocs(texts[:8]); err != nil { // warm-up
+					b.Fatal(err)
+				}
+				cpu := processCPU()
+				for b.Loop() {
+					run()
+				}
+				b.ReportMetric(float64((processCPU()-cpu).Nanoseconds())/float64(b.N*real), "cpu-ns/token")
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*real), "ns/token")
+				b.ReportMetric(float64(padded)/float64(real), "padded/real")
+			})
+			b.Run(fmt.Sprintf("%s/%s/python", rm.name, sc.name), func(b *testing.B) {
+				if _, err := os.Stat(python); err != nil {
+					b.Skip("no reference venv")
+				}
+				req := map[string]any{
+					"model": filepath.Join(dir, cfg.Model), "tokenizer": filepath.Join(dir, cfg.Tokenizer),
+					"pooling": cfg.Pooling, "max_length": cfg.MaxLength, "threads": threads, "batch": sc.batch,
+					"texts": texts, "passes": 1,
+				}
+				if sc.tokens > 0 {
+					req["batch_tokens"] = sc.tokens
+				}
+				body, _ := json.Marshal(req)
+				var cpuPerToken, wallPerToken, ratio float64
+				for b.Loop() {
+					var res struct {
+						NsPerText    float64 `json:"ns_per_text"`
+						CPUNsPerText float64 `json:"cpu_ns_per_text"`
+						Texts        int     `json:"texts"`
+						Tokens       int     `json:"tokens"`
+						Padded       int     `json:"padded"`
+					}
+					cmd := exec.Command(python, "testdata/bench_python.py")
+					cmd.Stdin = bytes.NewReader(body)
+					var stderr bytes.Buffer
+					cmd.Stderr = &stderr
+					out, err := cmd.Output()
+					if err != nil {
+						b.Fatalf("python: %v\n%s", err, stderr.String())
+					}
+					if err := json.Unmarshal(out, &res); err != nil {
+						b.Fatal(err)
+					}
+					cpuPerToken += res.CPUNsPerText * float64(res.Texts) / float64(res.Tokens)
+					wallPerToken += res.NsPerText * float64(res.Texts) / float64(res.Tokens)
+					ratio = float64(res.Padded) / float64(res.Tokens)
+				}
+				b.ReportMetric(cpuPerToken/float64(b.N), "cpu-ns/token")
+				b.ReportMetric(wallPerToken/float64(b.N), "ns/token")
+				b.ReportMetric(ratio, "padded/real")
+			})
+		}
+	}
+}
+
+// plannedTokens returns the real and padded tokens of one pass of BenchmarkEncodeBudget: budget
+// batching when tokens > 0, else consecutive chunks of batch texts.
+func (m *Model) plannedTokens(b *testing.B, texts []string, batch, tokens int) (real, padded int) {
+	t := m.towers[TowerDoc]
+	length := func(s string) int {
+		tb, err := t.tok.EncodeBatch([]string{t.prefix + s}, m.cfg.MaxLength)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return tb.SeqLen
+	}
+	var batches [][]int
+	if tokens > 0 {
+		inputs := make([]string, len(texts))
+		idx := make([]int, len(texts))
+		for i, s := range texts {
+			inputs[i], idx[i] = t.prefix+s, i
+		}
+		var err error
+		if batches, err = m.planBatches(t, inputs, idx); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		for start := 0; start < len(texts); start += batch {
+			var c []int
+			for i := start; i < min(start+batch, len(texts)); i++ {
+				c = append(c, i)
+			}
+			batches = append(batches, c)
+		}
+	}
+	for _, c := range batches {
+		longest := 0
+		for _, i := range c {
+			n := length(texts[i])
+			real += n
+			longest = max(longest, n)
+		}
+		padded += longest * len(c)
+	}
+	return real, padded
 }
 
 // BenchmarkEncode compares Go (pkg/encode: tokenizer + ONNX Runtime + pooling) with Python

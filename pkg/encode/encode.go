@@ -15,3 +15,12 @@ type Encoder interface {
 	// EncodeDocs embeds documents (tool texts) with the document tower.
 	EncodeDocs(texts []string) ([][]float32, error)
 }
+
+// ProgressEncoder is an Encoder that can embed a whole corpus in one call while reporting
+// (texts done, total) after every batch.
+type ProgressEncoder interface {
+	Encoder
+	EncodeDocsProgress(texts []string, progress func(done, total int)) ([][]float32, error)
+}
+
+var _ ProgressEncoder = (*Model)(nil)

@@ -23,14 +23,25 @@ type Options struct {
 	CUDADevice int
 	// Threads is ONNX Runtime's intra-op thread count; 0 lets ONNX Runtime choose.
 	Threads int
-	// BatchSize is the number of texts per ONNX Runtime call (default 32).
+	// BatchSize is the most texts per ONNX Runtime call (default DefaultBatchSize).
 	BatchSize int
+	// BatchTokens bounds the padded tokens of one ONNX Runtime call (rows × longest row; default
+	// DefaultBatchTokens): a call's texts are tokenized first and sorted by token count, so each
+	// batch holds texts of nearly equal length and padding stays small.
+	BatchTokens int
 	// CacheDir, when set, keeps embeddings on disk keyed by (model sha256, tower, settings, text)
 	// so a catalog is encoded once (typically the asset home's cache/embeddings).
 	CacheDir string
 	// LoadTokenizer loads a tokenizer.json; nil uses pkg/encode/tokenizer.
 	LoadTokenizer TokenizerLoader
 }
+
+// Batching defaults, chosen by measurement (docs/BENCHMARKS.md, "Encoding by a padded-token
+// budget").
+const (
+	DefaultBatchSize   = 64
+	DefaultBatchTokens = 2048
+)
 
 // Model is an opened model folder: one or two ONNX towers, their tokenizers and pooling. It
 // implements Encoder. Methods are safe for concurrent use. Close releases the sessions.
@@ -62,7 +73,10 @@ func Open(dir string, opts Options) (*Model, error) {
 		return nil, errors.New("encode.Open: Options.Runtime is nil")
 	}
 	if opts.BatchSize <= 0 {
-		opts.BatchSize = 32
+		opts.BatchSize = DefaultBatchSize
+	}
+	if opts.BatchTokens <= 0 {
+		opts.BatchTokens = DefaultBatchTokens
 	}
 	load := opts.LoadTokenizer
 	if load == nil {
@@ -176,15 +190,36 @@ func (m *Model) ModelSHA256(towerName string) string {
 
 // EncodeQueries embeds queries with the query tower (query prefix applied).
 func (m *Model) EncodeQueries(texts []string) ([][]float32, error) {
-	return m.encode(TowerQuery, texts)
+	return m.encode(TowerQuery, texts, true, nil)
 }
 
 // EncodeDocs embeds documents with the document tower (doc prefix applied).
 func (m *Model) EncodeDocs(texts []string) ([][]float32, error) {
-	return m.encode(TowerDoc, texts)
+	return m.encode(TowerDoc, texts, true, nil)
 }
 
-func (m *Model) encode(towerName string, texts []string) ([][]float32, error) {
+// EncodeDocsProgress is EncodeDocs reporting (texts done, total) after every batch, so a whole
+// corpus can be embedded in one call (one sort by token count over all of it) with progress.
+func (m *Model) EncodeDocsProgress(texts []string, progress func(done, total int)) ([][]float32, error) {
+	return m.encode(TowerDoc, texts, true, progress)
+}
+
+// Uncached returns an Encoder over the same sessions that neither reads nor writes the embedding
+// cache: latency measurements time real forward passes without opening the model a second time.
+func (m *Model) Uncached() Encoder { return uncachedModel{m} }
+
+type uncachedModel struct{ m *Model }
+
+func (u uncachedModel) Name() string { return u.m.Name() }
+func (u uncachedModel) Dim() int     { return u.m.Dim() }
+func (u uncachedModel) EncodeQueries(texts []string) ([][]float32, error) {
+	return u.m.encode(TowerQuery, texts, false, nil)
+}
+func (u uncachedModel) EncodeDocs(texts []string) ([][]float32, error) {
+	return u.m.encode(TowerDoc, texts, false, nil)
+}
+
+func (m *Model) encode(towerName string, texts []string, useCache bool, progress func(done, total int)) ([][]float32, error) {
 	t := m.towers[towerName]
 	if t == nil {
 		return nil, fmt.Errorf("model %s (%s): no %s tower (towers: %s)", m.cfg.Name, m.dir, towerName, m.cfg.Towers)
@@ -197,17 +232,21 @@ func (m *Model) encode(towerName string, texts []string) ([][]float32, error) {
 	for i, s := range texts {
 		inputs[i] = t.prefix + s
 	}
+	cache := t.cache
+	if !useCache {
+		cache = nil
+	}
 	var keys [][32]byte
 	var missing []int
-	if t.cache != nil {
-		t.cacheOnce.Do(func() { t.cacheErr = t.cache.load() })
+	if cache != nil {
+		t.cacheOnce.Do(func() { t.cacheErr = cache.load() })
 		if t.cacheErr != nil {
 			return nil, t.cacheErr
 		}
 		keys = make([][32]byte, len(texts))
 		for i, s := range inputs {
 			keys[i] = sha256.Sum256([]byte(s))
-			if v, ok := t.cache.get(keys[i]); ok {
+			if v, ok := cache.get(keys[i]); ok {
 				out[i] = v
 			} else {
 				missing = append(missing, i)
@@ -219,14 +258,18 @@ func (m *Model) encode(towerName string, texts []string) ([][]float32, error) {
 			missing[i] = i
 		}
 	}
+	done := len(texts) - len(missing)
+	if progress != nil {
+		progress(done, len(texts))
+	}
 	if len(missing) == 0 {
 		return out, nil
 	}
-	// Dynamic padding: batching texts of similar length keeps padding (wasted compute) small.
-	// Character length is a cheap proxy for token length; ties keep input order.
-	slices.SortStableFunc(missing, func(a, b int) int { return cmp.Compare(len(inputs[b]), len(inputs[a])) })
-	for start := 0; start < len(missing); start += m.opts.BatchSize {
-		idx := missing[start:min(start+m.opts.BatchSize, len(missing))]
+	batches, err := m.planBatches(t, inputs, missing)
+	if err != nil {
+		return nil, err
+	}
+	for _, idx := range batches {
 		batch := make([]string, len(idx))
 		for j, i := range idx {
 			batch[j] = inputs[i]
@@ -238,17 +281,52 @@ func (m *Model) encode(towerName string, texts []string) ([][]float32, error) {
 		for j, i := range idx {
 			out[i] = vecs[j]
 		}
-	}
-	if t.cache != nil {
-		fresh := make([]cacheEntry, len(missing))
-		for j, i := range missing {
-			fresh[j] = cacheEntry{key: keys[i], vec: out[i]}
+		// Each batch is appended to the cache as soon as it is embedded, so an interrupted run
+		// resumes where it stopped.
+		if cache != nil {
+			fresh := make([]cacheEntry, len(idx))
+			for j, i := range idx {
+				fresh[j] = cacheEntry{key: keys[i], vec: out[i]}
+			}
+			if err := cache.add(fresh); err != nil {
+				return nil, err
+			}
 		}
-		if err := t.cache.add(fresh); err != nil {
-			return nil, err
+		done += len(idx)
+		if progress != nil {
+			progress(done, len(texts))
 		}
 	}
 	return out, nil
+}
+
+// planBatches tokenizes the texts of missing once to count their tokens, sorts them by count
+// (longest first, ties in input order) and cuts batches whose padded size, rows × longest row,
+// stays within Options.BatchTokens and whose rows stay within Options.BatchSize. Sorting the
+// whole input rather than each batch keeps padding near zero: a batch holds texts of nearly
+// equal length. A text longer than the budget gets a batch of its own.
+func (m *Model) planBatches(t *tower, inputs []string, missing []int) ([][]int, error) {
+	lengths := make(map[int]int, len(missing))
+	for _, i := range missing {
+		b, err := t.tok.EncodeBatch([]string{inputs[i]}, m.cfg.MaxLength)
+		if err != nil {
+			return nil, fmt.Errorf("model %s: tokenizing text %d: %w", m.cfg.Name, i, err)
+		}
+		lengths[i] = b.SeqLen
+	}
+	order := slices.Clone(missing)
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(lengths[b], lengths[a]) })
+	var batches [][]int
+	for start := 0; start < len(order); {
+		longest := max(lengths[order[start]], 1)
+		end := start + 1
+		for end < len(order) && end-start < m.opts.BatchSize && (end-start+1)*longest <= m.opts.BatchTokens {
+			end++
+		}
+		batches = append(batches, order[start:end])
+		start = end
+	}
+	return batches, nil
 }
 
 // embedTexts tokenizes one batch (prefixes already applied) and embeds it.

@@ -56,7 +56,7 @@ func openSession(rt *Runtime, path, outputName, pooling string, wantDim int, opt
 	if err != nil {
 		return nil, err
 	}
-	inInfo, outInfo, err := ort.GetInputOutputInfoWithONNXData(data)
+	inInfo, outInfo, err := onnxInputsOutputs(data)
 	if err != nil {
 		return nil, fmt.Errorf("model file %s is not a loadable ONNX model: %w", path, err)
 	}
@@ -154,7 +154,7 @@ func openSession(rt *Runtime, path, outputName, pooling string, wantDim int, opt
 	}
 	sess, err := ort.NewDynamicAdvancedSessionWithONNXData(data, s.inputs, []string{s.output}, so)
 	if err != nil {
-		return nil, fmt.Errorf("model file %s: creating session: %w", path, err)
+		return nil, fmt.Errorf("model file %s is not a loadable ONNX model (creating the session): %w", path, err)
 	}
 	s.sess = sess
 	return s, nil

@@ -6,26 +6,26 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 
+	"github.com/rated-dev/rated/internal/vecmath"
 	"github.com/rated-dev/rated/pkg/bench"
 	"github.com/rated-dev/rated/pkg/encode"
 )
 
 // DenseOptions configures NewDense.
 type DenseOptions struct {
-	// ChunkSize is how many documents are passed to the encoder per call (default 256); Progress
-	// is called after each chunk.
-	ChunkSize int
-	// Progress, when set, receives (documents encoded, total) while the corpus is encoded.
+	// Progress, when set, receives (documents encoded, total) while the corpus is encoded (after
+	// every batch when the encoder is an encode.ProgressEncoder, else once at the end).
 	Progress func(done, total int)
 }
 
 // Dense is an exact dense retriever: the corpus is embedded once by the encoder's document tower
 // into an N×D float32 matrix, and a query embedded by the query tower is scored against every
-// row by dot product (gonum BLAS Sgemv; batches of queries spread over GOMAXPROCS workers). It is also the
+// row by dot product (gonum BLAS Sgemv for one query; a blocked matrix product for a batch). It is also the
 // QueryVectorizer of the bandit: the context of a query is its embedding. A Dense is safe for
 // concurrent use when its encoder is.
 type Dense struct {
@@ -43,33 +43,33 @@ var (
 )
 
 // NewDense embeds the documents (text = DocText: title + ": " + text) with enc's document tower
-// and indexes them in corpus order, which breaks ties in Search.
+// in one encoder call, so the encoder sorts the whole corpus by length before batching, and
+// indexes them in corpus order, which breaks ties in Search.
 func NewDense(enc encode.Encoder, docs []bench.Doc, opts DenseOptions) (*Dense, error) {
 	if enc == nil {
 		return nil, errNoEncoder
 	}
-	if opts.ChunkSize <= 0 {
-		opts.ChunkSize = 256
-	}
 	ids := make([]string, len(docs))
-	vecs := make([][]float32, 0, len(docs))
+	texts := make([]string, len(docs))
 	for i, d := range docs {
 		ids[i] = d.ID
+		texts[i] = DocText(d)
 	}
-	for start := 0; start < len(docs); start += opts.ChunkSize {
-		end := min(start+opts.ChunkSize, len(docs))
-		texts := make([]string, end-start)
-		for i := range texts {
-			texts[i] = DocText(docs[start+i])
+	var vecs [][]float32
+	var err error
+	if pe, ok := enc.(encode.ProgressEncoder); ok && opts.Progress != nil {
+		vecs, err = pe.EncodeDocsProgress(texts, opts.Progress)
+	} else {
+		vecs, err = enc.EncodeDocs(texts)
+		if err == nil && opts.Progress != nil {
+			opts.Progress(len(docs), len(docs))
 		}
-		chunk, err := enc.EncodeDocs(texts)
-		if err != nil {
-			return nil, fmt.Errorf("dense %s: encoding documents %d-%d: %w", enc.Name(), start, end-1, err)
-		}
-		vecs = append(vecs, chunk...)
-		if opts.Progress != nil {
-			opts.Progress(end, len(docs))
-		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dense %s: encoding %d documents: %w", enc.Name(), len(docs), err)
+	}
+	if len(vecs) != len(docs) {
+		return nil, fmt.Errorf("dense %s: encoder returned %d vectors for %d documents", enc.Name(), len(vecs), len(docs))
 	}
 	return NewDenseFromVectors(enc, ids, vecs)
 }
@@ -199,15 +199,23 @@ func (m *Dense) SearchBatch(queries []string, k int) ([][]Candidate, error) {
 	return m.SearchVectors(q, k)
 }
 
-// SearchVectors ranks the corpus for many embedded queries. The queries are spread over
-// GOMAXPROCS workers, each scoring its queries with Sgemv into its own buffer: on this corpus
-// shape (N×384, N ≈ 5,000) that measured faster per query than one Sgemm over the query block
-// (gonum's float32 Gemm is pure Go, its Gemv uses the assembly dot product), see
-// docs/BENCHMARKS.md (encoders).
+// Block sizes of batched exact search: a block of documents (512 × 384 float32 = 768 KB) stays
+// in a core's L2 cache (2 MB here) while every chunk of 64 queries is scored against it.
+const (
+	searchDocBlock   = 512
+	searchQueryChunk = 64
+)
+
+// SearchVectors ranks the corpus for many embedded queries with a blocked matrix product: the
+// corpus is cut into blocks of searchDocBlock documents, spread over GOMAXPROCS workers; each
+// worker scores all queries against its block (vecmath.DotBlock, 4 queries × 3 documents per
+// AVX2 kernel call, so each document vector read from memory serves every query of the batch)
+// and keeps a bounded heap per query; the workers' heaps are merged at the end. One pass over
+// the corpus per batch instead of one per query; see docs/BENCHMARKS.md (batched exact search).
 func (m *Dense) SearchVectors(qs [][]float32, k int) ([][]Candidate, error) {
 	n := len(m.ids)
 	out := make([][]Candidate, len(qs))
-	if n == 0 || k <= 0 {
+	if n == 0 || k <= 0 || len(qs) == 0 {
 		return out, nil
 	}
 	for i, q := range qs {
@@ -215,22 +223,51 @@ func (m *Dense) SearchVectors(qs [][]float32, k int) ([][]Candidate, error) {
 			return nil, fmt.Errorf("dense %s: query vector %d has %d values, want %d", m.enc.Name(), i, len(q), m.dim)
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(qs))
+	dim := m.dim
+	// Queries packed row-major, padded with zero rows to a multiple of 4 (the kernel's height).
+	rows := (len(qs) + 3) &^ 3
+	qmat := make([]float32, rows*dim)
+	for i, q := range qs {
+		copy(qmat[i*dim:], q)
+	}
+	blocks := (n + searchDocBlock - 1) / searchDocBlock
+	workers := min(runtime.GOMAXPROCS(0), blocks)
+	heaps := make([][]*topK, workers)
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := range workers {
+		heaps[w] = make([]*topK, len(qs))
+		for i := range qs {
+			heaps[w][i] = newTopK(min(k, n))
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			scores := make([]float32, n)
-			mat := blas32.General{Rows: n, Cols: m.dim, Stride: m.dim, Data: m.matrix}
-			for i := w; i < len(qs); i += workers {
-				blas32.Gemv(blas.NoTrans, 1, mat, blas32.Vector{N: m.dim, Inc: 1, Data: qs[i]}, 0,
-					blas32.Vector{N: n, Inc: 1, Data: scores})
-				out[i] = topKDense(scores, k, m.ids)
+			scores := make([]float32, searchQueryChunk*searchDocBlock)
+			for b := int(next.Add(1) - 1); b < blocks; b = int(next.Add(1) - 1) {
+				lo := b * searchDocBlock
+				hi := min(n, lo+searchDocBlock)
+				width := hi - lo
+				for c0 := 0; c0 < rows; c0 += searchQueryChunk {
+					h := min(searchQueryChunk, rows-c0)
+					vecmath.DotBlock(qmat[c0*dim:], h, m.matrix[lo*dim:hi*dim], width, dim, scores)
+					for r := 0; r < h && c0+r < len(qs); r++ {
+						heaps[w][c0+r].pushRow(scores[r*width:(r+1)*width], lo)
+					}
+				}
 			}
 		}()
 	}
 	wg.Wait()
+	for i := range qs {
+		best := heaps[0][i]
+		for w := 1; w < workers; w++ {
+			for j, s := range heaps[w][i].score {
+				best.push(s, heaps[w][i].index[j])
+			}
+		}
+		out[i] = best.candidates(m.ids)
+	}
 	return out, nil
 }
 

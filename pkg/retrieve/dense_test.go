@@ -1,15 +1,22 @@
 package retrieve
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/rated-dev/rated/internal/testassets"
 	"github.com/rated-dev/rated/pkg/bench"
 )
 
@@ -62,7 +69,7 @@ func bruteForce(docs [][]float32, q []float32, k int) []Candidate {
 	return all[:min(k, len(all))]
 }
 
-func newTestDense(t *testing.T, docs [][]float32, dim int) *Dense {
+func newTestDense(t testing.TB, docs [][]float32, dim int) *Dense {
 	t.Helper()
 	ids := make([]string, len(docs))
 	for i := range docs {
@@ -137,7 +144,7 @@ func TestDenseTopKRandom(t *testing.T) {
 		}
 	}
 	d := newTestDense(t, docs, dim)
-	queries := make([][]float32, 300) // more than one Sgemm block of 256
+	queries := make([][]float32, 301) // several query chunks of 64, not a multiple of the kernel height 4; n spans 4 document blocks
 	for i := range queries {
 		queries[i] = make([]float32, dim)
 		for j := range queries[i] {
@@ -187,14 +194,15 @@ func TestNewDenseEncodesDocText(t *testing.T) {
 		{ID: "t", Text: "only text"},
 	}
 	var progress []int
-	d, err := NewDense(enc, docs, DenseOptions{ChunkSize: 2, Progress: func(done, total int) { progress = append(progress, done, total) }})
+	d, err := NewDense(enc, docs, DenseOptions{Progress: func(done, total int) { progress = append(progress, done, total) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"Weather: get the forecast", "Stocks: get a quote", "only text"}; !slices.Equal(enc.docSeen, want) {
 		t.Errorf("encoded %q, want %q", enc.docSeen, want)
 	}
-	if want := []int{2, 3, 3, 3}; !slices.Equal(progress, want) {
+	// One encoder call for the whole corpus (tableEncoder has no progress): one report at the end.
+	if want := []int{3, 3}; !slices.Equal(progress, want) {
 		t.Errorf("progress %v, want %v", progress, want)
 	}
 	if d.Name() != "dense:table" || d.Dim() != 2 || d.Len() != 3 {
@@ -314,4 +322,89 @@ func BenchmarkDenseTop10Batch256(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(qs)), "ns/query")
 	b.ReportMetric(float64((processCPU()-cpu).Nanoseconds())/float64(b.N*len(qs)), "cpu-ns/query")
+}
+
+// BenchmarkSearchBatchVsNumpy ranks batches of 64 random unit queries against N random unit
+// documents (d = 384), top 10: Go's blocked SearchVectors against numpy (OpenBLAS sgemm) on the
+// same shapes and the same number of threads (GOMAXPROCS = OPENBLAS_NUM_THREADS), in one run.
+// The numpy row reports the matrix product alone (matmul-ms/query) and with argpartition top-k
+// (ms/query), 5 batches per run; run the go rows with -benchtime Nx and the numpy row with 1x.
+// N = 100,000, and 1,000,000 with RATED_BENCH_1M=1 (1.5 GB of vectors on each side).
+func BenchmarkSearchBatchVsNumpy(b *testing.B) {
+	const dim, batch, k = 384, 64, 10
+	sizes := []int{100_000}
+	if os.Getenv("RATED_BENCH_1M") == "1" {
+		sizes = append(sizes, 1_000_000)
+	}
+	threads := runtime.GOMAXPROCS(0)
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("n%d/go", n), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(5, uint64(n)))
+			docs := make([][]float32, n)
+			flat := make([]float32, n*dim)
+			for i := range docs {
+				docs[i] = randomUnit(rng, flat[i*dim:(i+1)*dim])
+			}
+			d := newTestDense(b, docs, dim)
+			flat, docs = nil, nil
+			qs := make([][]float32, batch)
+			for i := range qs {
+				qs[i] = randomUnit(rng, make([]float32, dim))
+			}
+			if _, err := d.SearchVectors(qs, k); err != nil { // warm-up
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := d.SearchVectors(qs, k); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e6/float64(b.N*batch), "ms/query")
+		})
+		b.Run(fmt.Sprintf("n%d/numpy", n), func(b *testing.B) {
+			python := filepath.Join(testassets.Dir(b), "venv", "bin", "python")
+			if _, err := os.Stat(python); err != nil {
+				b.Skip("no reference venv")
+			}
+			body, _ := json.Marshal(map[string]int{"n": n, "dim": dim, "batch": batch, "k": k, "rounds": 5})
+			var matmul, search float64
+			for b.Loop() {
+				cmd := exec.Command(python, "testdata/search_numpy.py")
+				cmd.Env = append(os.Environ(), fmt.Sprintf("OPENBLAS_NUM_THREADS=%d", threads), fmt.Sprintf("OMP_NUM_THREADS=%d", threads))
+				cmd.Stdin = bytes.NewReader(body)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				out, err := cmd.Output()
+				if err != nil {
+					b.Fatalf("numpy: %v\n%s", err, stderr.String())
+				}
+				var res struct {
+					Matmul float64 `json:"matmul_ms_per_query"`
+					Search float64 `json:"search_ms_per_query"`
+				}
+				if err := json.Unmarshal(out, &res); err != nil {
+					b.Fatal(err)
+				}
+				matmul += res.Matmul
+				search += res.Search
+			}
+			b.ReportMetric(matmul/float64(b.N), "matmul-ms/query")
+			b.ReportMetric(search/float64(b.N), "ms/query")
+		})
+	}
+}
+
+func randomUnit(rng *rand.Rand, v []float32) []float32 {
+	norm := 0.0
+	for j := range v {
+		x := rng.NormFloat64()
+		v[j] = float32(x)
+		norm += x * x
+	}
+	inv := float32(1 / math.Sqrt(norm))
+	for j := range v {
+		v[j] *= inv
+	}
+	return v
 }

@@ -47,6 +47,10 @@ type EncoderSource struct {
 	// Missing builds the error for an asset that is not installed: what, where it was looked
 	// for, and the `rated setup` part that installs it. nil gives a plain error.
 	Missing func(what, path, part string) error
+	// Models, when set, opens each model folder once and shares it between every Open of the
+	// same folder (its own options apply, not Options); the OpenedEncoders it returns are not
+	// closed one by one: whoever made Models closes it.
+	Models *encode.Models
 }
 
 // OpenedEncoder is an encoder opened from a spec, with where it came from.
@@ -63,6 +67,19 @@ func (o *OpenedEncoder) Close() error {
 		return nil
 	}
 	return o.close()
+}
+
+// EncodeDocsProgress embeds a corpus in one call reporting progress per batch when the encoder
+// can (encode.ProgressEncoder), else in one call reporting once at the end.
+func (o *OpenedEncoder) EncodeDocsProgress(texts []string, progress func(done, total int)) ([][]float32, error) {
+	if pe, ok := o.Encoder.(encode.ProgressEncoder); ok {
+		return pe.EncodeDocsProgress(texts, progress)
+	}
+	v, err := o.EncodeDocs(texts)
+	if err == nil && progress != nil {
+		progress(len(texts), len(texts))
+	}
+	return v, err
 }
 
 // EncoderIdentity forwards the encoder's identity for the outputs' provenance.
@@ -158,6 +175,13 @@ func (s EncoderSource) Open(spec string) (*OpenedEncoder, error) {
 	}
 	if _, err := os.Stat(rt.LibraryPath()); err != nil {
 		return nil, s.missing("ONNX Runtime library", rt.LibraryPath(), "onnxruntime")
+	}
+	if s.Models != nil {
+		m, err := s.Models.Open(dir)
+		if err != nil {
+			return nil, err
+		}
+		return &OpenedEncoder{Encoder: m, Dir: dir}, nil
 	}
 	m, err := encode.Open(dir, s.Options)
 	if err != nil {

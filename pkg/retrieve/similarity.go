@@ -3,6 +3,7 @@ package retrieve
 import (
 	"fmt"
 
+	"github.com/rated-dev/rated/pkg/catalog"
 	"github.com/rated-dev/rated/pkg/encode"
 )
 
@@ -15,6 +16,8 @@ type EncoderSimilarity struct {
 
 // Name implements catalog.Similarity.
 func (s EncoderSimilarity) Name() string { return "cosine:" + s.Encoder.Name() }
+
+var _ catalog.BatchSimilarity = EncoderSimilarity{}
 
 // Similarity implements catalog.Similarity.
 func (s EncoderSimilarity) Similarity(a, b string) (float64, error) {
@@ -30,4 +33,51 @@ func (s EncoderSimilarity) Similarity(a, b string) (float64, error) {
 		dot += float64(v[0][i]) * float64(v[1][i])
 	}
 	return dot, nil
+}
+
+// Similarities implements catalog.BatchSimilarity: the distinct texts of both lists go through
+// the document tower in one call (sorted by length and batched by the encoder, and cached like
+// every embedding), then each pair's cosine is a dot product.
+func (s EncoderSimilarity) Similarities(a, b []string) ([]float64, error) {
+	if len(a) != len(b) {
+		return nil, fmt.Errorf("similarities: %d first texts but %d second texts", len(a), len(b))
+	}
+	index := map[string]int{}
+	var texts []string
+	pos := func(s string) int {
+		i, ok := index[s]
+		if !ok {
+			i = len(texts)
+			index[s] = i
+			texts = append(texts, s)
+		}
+		return i
+	}
+	pairs := make([][2]int, len(a))
+	for i := range a {
+		pairs[i] = [2]int{pos(a[i]), pos(b[i])}
+	}
+	if len(texts) == 0 {
+		return []float64{}, nil
+	}
+	v, err := s.Encoder.EncodeDocs(texts)
+	if err != nil {
+		return nil, err
+	}
+	if len(v) != len(texts) {
+		return nil, fmt.Errorf("encoder %s returned %d vectors for %d texts", s.Encoder.Name(), len(v), len(texts))
+	}
+	out := make([]float64, len(pairs))
+	for i, p := range pairs {
+		x, y := v[p[0]], v[p[1]]
+		if len(x) != len(y) {
+			return nil, fmt.Errorf("encoder %s returned vectors of lengths %d and %d", s.Encoder.Name(), len(x), len(y))
+		}
+		dot := 0.0
+		for j := range x {
+			dot += float64(x[j]) * float64(y[j])
+		}
+		out[i] = dot
+	}
+	return out, nil
 }

@@ -1,0 +1,53 @@
+package encode
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/rated-dev/rated/internal/testassets"
+)
+
+// TestModelsOpenOnce checks one Model per folder (however the path is spelled) and that
+// Uncached shares its sessions but never touches the cache.
+func TestModelsOpenOnce(t *testing.T) {
+	rt := sharedRuntime(t)
+	dir := testassets.Model(t, "all-minilm-l6-v2")
+	cacheDir := t.TempDir()
+	set := NewModels(Options{Runtime: rt, Threads: 1, CacheDir: cacheDir})
+	defer set.Close()
+	a, err := set.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := set.Open(filepath.Join(dir, "..", filepath.Base(dir)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b || set.Len() != 1 {
+		t.Fatalf("two opens of %s gave different models (%d open)", dir, set.Len())
+	}
+	texts := []string{"send an email", "weather in Paris"}
+	fresh, err := a.Uncached().EncodeDocs(texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files, _ := filepath.Glob(filepath.Join(cacheDir, "*", "*.bin")); len(files) != 0 {
+		t.Fatalf("Uncached wrote the cache: %v", files)
+	}
+	cached, err := a.EncodeDocs(texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range texts {
+		if !slices.Equal(fresh[i], cached[i]) {
+			t.Errorf("text %d: uncached and cached-path vectors differ", i)
+		}
+	}
+	if files, _ := filepath.Glob(filepath.Join(cacheDir, "*", "doc.bin")); len(files) != 1 {
+		t.Errorf("EncodeDocs wrote %v, want one doc.bin", files)
+	}
+	if err := set.Close(); err != nil || set.Len() != 0 {
+		t.Fatalf("Close: %v, %d left open", err, set.Len())
+	}
+}
