@@ -35,6 +35,7 @@ type buildBenchFlags struct {
 	concurrency, hard, random                                int
 	minScore, keepScore                                      float64
 	noSyn, noReal, retrievalOnly                             bool
+	enc                                                      encodingFlags
 }
 
 // newBuildBenchCmd is `rated build-bench`: EcoAgent-Syn and EcoAgent-Real from a catalog, with a
@@ -76,6 +77,7 @@ The LLM server must be running: rated llm up.`,
 	fl.Uint64Var(&f.negSeed, "negative-seed", syn.NegativeSeed, "seed of the random negatives")
 	fl.Int64Var(&f.seed, "seed", 0, "generation seed (0: the config's seed)")
 	fl.IntVar(&f.concurrency, "concurrency", 0, "requests in flight (0: the config's concurrency)")
+	f.enc.register(fl)
 	fl.StringVar(&f.retriever, "retriever", "", "retriever for hard negatives and Real candidates: auto or dense (the first installed encoder; missing is an error), bm25, dense:<model folder name, path or openai:URL[#MODEL]> (default: the config's retriever, else auto)")
 	fl.StringVar(&f.realQueries, "real-queries", "", "ToolBench queries for EcoAgent-Real (default: the 765 embedded in the binary, "+data.ToolBenchQueriesName+")")
 	fl.IntVar(&f.realLimit, "real-limit", 0, "use the first N real queries (0: all)")
@@ -118,7 +120,7 @@ type benchRetriever struct {
 // a folder path, or openai:URL[#MODEL]); "dense" or "auto" (the first installed encoder, in
 // retrieve.PreferredEncoders order). A missing encoder is an error naming the asset home and
 // `rated setup models`: there is no silent fallback to BM25. Encoding the corpus reports to prog.
-func openBenchRetriever(spec string, h home.Home, docs []bench.Doc, prog synth.Progress) (*benchRetriever, error) {
+func openBenchRetriever(spec string, h home.Home, flags encodingFlags, docs []bench.Doc, prog synth.Progress) (*benchRetriever, error) {
 	spec = strings.TrimSpace(spec)
 	lower := strings.ToLower(spec)
 	var model string
@@ -134,7 +136,11 @@ func openBenchRetriever(spec string, h home.Home, docs []bench.Doc, prog synth.P
 	default:
 		return nil, fmt.Errorf("unknown retriever %q (available: auto, bm25, dense, dense:<model>)", spec)
 	}
-	enc, err := encoderSource(h, encode.Options{CacheDir: h.EmbeddingCache()}).Open(model)
+	opts, err := flags.apply(encode.Options{CacheDir: h.EmbeddingCache()})
+	if err != nil {
+		return nil, err
+	}
+	enc, err := encoderSource(h, opts).Open(model)
 	if err != nil {
 		return nil, fmt.Errorf("--retriever %s: %w; or pass --retriever bm25", spec, err)
 	}
@@ -200,7 +206,7 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 	if f.retriever == "" {
 		f.retriever = "auto"
 	}
-	ret, err := openBenchRetriever(f.retriever, h, bench.DocsFromTools(tools), prog)
+	ret, err := openBenchRetriever(f.retriever, h, f.enc, bench.DocsFromTools(tools), prog)
 	if err != nil {
 		return err
 	}

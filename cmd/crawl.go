@@ -23,6 +23,7 @@ func newCrawlCmd() *cobra.Command {
 		concurrency, retries      int
 		perHost, timeout, backoff time.Duration
 		maxWarnings               int
+		encFlags                  encodingFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "crawl",
@@ -72,7 +73,11 @@ after probing, the share broken or lacking authentication, as a table and as JSO
 				MaxWarnings: maxWarnings,
 			}
 			if encoderDir != "" {
-				enc, err := encoderSource(h, encode.Options{CacheDir: h.EmbeddingCache()}).Open(encoderDir)
+				opts, err := encFlags.apply(encode.Options{CacheDir: h.EmbeddingCache()})
+				if err != nil {
+					return fmt.Errorf("crawl: %w", err)
+				}
+				enc, err := encoderSource(h, opts).Open(encoderDir)
 				if err != nil {
 					return fmt.Errorf("crawl: --encoder: %w", err)
 				}
@@ -109,5 +114,6 @@ after probing, the share broken or lacking authentication, as a table and as JSO
 	f.DurationVar(&backoff, "probe-backoff", 500*time.Millisecond, "first retry wait (doubles each retry)")
 	f.StringVar(&encoderDir, "encoder", "", "encoder for the prior's name–description consistency: an installed model folder name, a folder path, or openai:URL[#MODEL] (default: the lexical measure)")
 	f.IntVar(&maxWarnings, "max-warnings", 30, "warnings printed (all are counted in the stats)")
+	encFlags.register(f)
 	return cmd
 }

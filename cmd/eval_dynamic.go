@@ -9,7 +9,6 @@ import (
 
 	"github.com/rated-dev/rated/pkg/bench"
 	"github.com/rated-dev/rated/pkg/defaultbench"
-	"github.com/rated-dev/rated/pkg/encode"
 	"github.com/rated-dev/rated/pkg/evaldynamic"
 )
 
@@ -18,6 +17,7 @@ func newEvalDynamicCmd() *cobra.Command {
 	var configFiles []string
 	var benchDir, outDir string
 	var workers int
+	var enc encodingFlags
 	var sweep bool
 	cmd := &cobra.Command{
 		Use:   "dynamic",
@@ -65,7 +65,12 @@ and commit.`,
 			d := cfg.Dynamic
 			fmt.Fprintf(log, "timeline: %d steps, failure onset at %d, summary over [%d, %d), AS window %d\n",
 				d.Steps, cfg.Scenarios[0].Onset(), d.SummaryFrom, d.SummaryTo, d.ASWindow)
-			res, closeRes, err := evaldynamic.ResolveResources(b, name, cfg, encoderSource(h, encode.Options{CacheDir: h.EmbeddingCache()}), log,
+			src, models, err := enc.sharedEncoders(h)
+			if err != nil {
+				return err
+			}
+			defer models.Close()
+			res, closeRes, err := evaldynamic.ResolveResources(b, name, cfg, src, log,
 				newProgress(log, "encode catalog"))
 			if err != nil {
 				return err
@@ -102,6 +107,7 @@ and commit.`,
 	f.StringArrayVar(&configFiles, "config", nil, "YAML file merged over the embedded configs/paper.yaml (repeatable)")
 	f.StringVar(&benchDir, "bench", "", "benchmark directory in the BEIR layout (default: the embedded default benchmark)")
 	f.StringVar(&outDir, "out", "runs/dynamic", "output directory")
+	enc.register(f)
 	f.IntVar(&workers, "workers", 0, "parallel runs (default: GOMAXPROCS)")
 	f.BoolVar(&sweep, "sweep", false, "tune the policy of the configuration's sweep section on a non-test split instead of writing Table 2")
 	f.Int("steps", 0, "override dynamic.steps")

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -26,7 +27,10 @@ func newEvalLatencyCmd() *cobra.Command {
 		benchDir, outDir, encoder, device, split, retriever string
 		policies                                            []string
 		sizes                                               []int
-		queries, warmup, k, threads, sweepQ, dim            int
+		queries, warmup, k, sweepQ, dim                     int
+		enc                                                 encodingFlags
+		sweepBatch, rescore, annMax                         int
+		ann                                                 = retrieve.DefaultHNSWParams()
 		failure                                             float64
 		seed                                                uint64
 		noSweep                                             bool
@@ -100,7 +104,11 @@ table3.json records rated's version and commit and the encoder's file digests.`,
 			if err != nil {
 				return err
 			}
-			lf, err := openLatencyFrontend(h, retriever, encoder, encode.Options{Device: device, Threads: threads}, b.Corpus, cfg.Retrieval.ContextDim, newProgress(log, "encode catalog"))
+			opts, err := enc.apply(encode.Options{Device: device, CacheDir: h.EmbeddingCache()})
+			if err != nil {
+				return fmt.Errorf("eval latency: %w", err)
+			}
+			lf, err := openLatencyFrontend(encoderSource(h, opts), retriever, encoder, b.Corpus, cfg.Retrieval.ContextDim, newProgress(log, "encode catalog"))
 			if err != nil {
 				return fmt.Errorf("eval latency: %w", err)
 			}
@@ -122,10 +130,12 @@ table3.json records rated's version and commit and the encoder's file digests.`,
 				return err
 			}
 			rep := &evallatency.Report{Pipeline: res, Host: evallatency.HostInfo{Device: hostDevice, GOMAXPROCS: runtime.GOMAXPROCS(0),
-				CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), Note: fmt.Sprintf("ONNX Runtime intra-op threads: %d (0 = its default).", threads)},
+				CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), Note: fmt.Sprintf("ONNX Runtime intra-op threads: %d (0 = its default).", enc.threads)},
 				Provenance: lf.record(h)}
 			if !noSweep {
-				rep.Search, err = evallatency.MeasureSearch(sizes, dim, k, min(warmup, 100), sweepQ, seed, time.Now, log)
+				rep.Search, err = evallatency.MeasureSearch(evallatency.SearchConfig{Sizes: sizes, Dim: dim, K: k, Warmup: min(warmup, 100),
+					Queries: sweepQ, Batch: sweepBatch, Rescore: rescore, ANN: ann, ANNMax: annMax,
+					IndexDir: filepath.Join(h.Dir, "cache", "index"), Seed: seed, Now: time.Now}, log)
 				if err != nil {
 					return err
 				}
@@ -148,7 +158,7 @@ table3.json records rated's version and commit and the encoder's file digests.`,
 	f.StringVar(&encoder, "encoder", "", "installed model folder name, folder path, or openai:URL[#MODEL] (default: the first installed)")
 	f.StringVar(&retriever, "retriever", "dense", "dense (the encoder) or bm25 (BM25 + hashed bag of words, no encoder)")
 	f.StringVar(&device, "device", encode.DeviceCPU, "cpu or cuda")
-	f.IntVar(&threads, "threads", 0, "ONNX Runtime intra-op threads (0 = its default)")
+	enc.register(f)
 	f.StringSliceVar(&policies, "policies", []string{"RATED (Full)", "RATED (w/o Feedback)", "RATED (w/ Global MAB)", "ToolRL-like Batch GRPO"}, "policies of configs/paper.yaml to time, by name")
 	f.IntVar(&queries, "queries", 1000, "measured queries (cycled over the split's queries)")
 	f.IntVar(&warmup, "warmup", 100, "unmeasured warm-up queries")
@@ -159,6 +169,12 @@ table3.json records rated's version and commit and the encoder's file digests.`,
 	f.IntVar(&sweepQ, "sweep-queries", 1000, "measured searches per catalog size")
 	f.IntVar(&dim, "sweep-dim", 0, "vector size of the sweep (0 = the encoder's, else 384)")
 	f.BoolVar(&noSweep, "no-sweep", false, "skip the catalog-size sweep")
+	f.IntVar(&sweepBatch, "sweep-batch", 64, "query batch of the sweep's blocked exact row (1: none)")
+	f.IntVar(&rescore, "int8-rescore", 100, "shortlist of the sweep's int8 row re-scored in float32 (0: no int8 row)")
+	f.IntVar(&annMax, "ann-max", 100000, "largest sweep size with an HNSW row (0: none); graphs are kept under <home>/cache/index")
+	f.IntVar(&ann.M, "ann-m", ann.M, "HNSW neighbours per node")
+	f.IntVar(&ann.EfConstruction, "ann-ef-construction", ann.EfConstruction, "HNSW candidate queue while building")
+	f.IntVar(&ann.Candidates, "ann-candidates", ann.Candidates, "HNSW candidates per query, re-scored exactly")
 	return cmd
 }
 
@@ -174,10 +190,10 @@ type latencyFrontend struct {
 }
 
 // openLatencyFrontend builds the front end: with retriever "bm25", BM25 and a hashed bag of
-// words of contextDim; otherwise the encoder spec names (see retrieve.EncoderSource) indexing
-// docs through an embedding cache, and a second, uncached instance for the timed queries so that
+// words of contextDim; otherwise the encoder spec names in src (opened once) indexing docs
+// through src's embedding cache, and its uncached view for the timed queries so that
 // every query is really encoded. A missing encoder is an error naming the home.
-func openLatencyFrontend(h home.Home, retriever, spec string, opts encode.Options, docs []bench.Doc, contextDim int, progress func(done, total int)) (*latencyFrontend, error) {
+func openLatencyFrontend(src retrieve.EncoderSource, retriever, spec string, docs []bench.Doc, contextDim int, progress func(done, total int)) (*latencyFrontend, error) {
 	switch retriever {
 	case "bm25":
 		hv, err := retrieve.NewHashedBagOfWords(contextDim)
@@ -190,10 +206,7 @@ func openLatencyFrontend(h home.Home, retriever, spec string, opts encode.Option
 	default:
 		return nil, fmt.Errorf("--retriever %q: want dense or bm25", retriever)
 	}
-	rt := encode.NewRuntime(h.ORTLibrary())
-	cached := opts
-	cached.Runtime, cached.CacheDir = rt, h.EmbeddingCache()
-	enc, err := encoderSource(h, cached).Open(spec)
+	enc, err := src.Open(spec)
 	if err != nil {
 		return nil, fmt.Errorf("%w; or time the lexical baseline with --retriever bm25", err)
 	}
@@ -202,15 +215,14 @@ func openLatencyFrontend(h home.Home, retriever, spec string, opts encode.Option
 		enc.Close()
 		return nil, err
 	}
-	timed := opts
-	timed.Runtime, timed.BatchSize = rt, 1
-	uncached, err := encoderSource(h, timed).Open(spec)
-	if err != nil {
-		enc.Close()
-		return nil, err
+	// Queries are timed through the same sessions without the cache, so every query is really
+	// encoded (an endpoint has no cache).
+	var timed encode.Encoder = enc
+	if m, ok := enc.Encoder.(*encode.Model); ok {
+		timed = m.Uncached()
 	}
-	return &latencyFrontend{front: evallatency.DenseFrontend{Encoder: uncached, Index: idx}, dense: true, dim: enc.Dim(), index: idx,
-		close: func() { uncached.Close(); enc.Close() }}, nil
+	return &latencyFrontend{front: evallatency.DenseFrontend{Encoder: timed, Index: idx}, dense: true, dim: enc.Dim(), index: idx,
+		close: func() { enc.Close() }}, nil
 }
 
 // record is the provenance of a latency run over this front end.

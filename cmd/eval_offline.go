@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rated-dev/rated/pkg/encode"
 	"github.com/rated-dev/rated/pkg/evaloffline"
 	"github.com/rated-dev/rated/pkg/metrics"
 )
@@ -20,6 +19,7 @@ func newEvalOfflineCmd() *cobra.Command {
 		depth, rounds                     int
 		seed                              uint64
 		list                              bool
+		enc                               encodingFlags
 	)
 	var defMeasures []string
 	for _, m := range def.Measures {
@@ -80,8 +80,13 @@ OpenAI-compatible endpoint: dense:openai:http://127.0.0.1:8080/v1#MODEL.`,
 			for _, w := range b.Warnings {
 				fmt.Fprintf(log, "warning: %s: %s\n", name, w)
 			}
-			env := evaloffline.Env{Ctx: cmd.Context(), Bench: b, Log: log, Progress: newProgress(log, "encode catalog"),
-				Encoders: encoderSource(h, encode.Options{CacheDir: h.EmbeddingCache()})}
+			// Each model folder is opened once and shared by the dense: and rated-* retrievers naming it.
+			src, models, err := enc.sharedEncoders(h)
+			if err != nil {
+				return fmt.Errorf("eval offline: %w", err)
+			}
+			defer models.Close()
+			env := evaloffline.Env{Ctx: cmd.Context(), Bench: b, Log: log, Progress: newProgress(log, "encode catalog"), Encoders: src}
 			res, err := evaloffline.Run(env, name, reg, cfg)
 			if err != nil {
 				return fmt.Errorf("eval offline: %w", err)
@@ -105,6 +110,7 @@ OpenAI-compatible endpoint: dense:openai:http://127.0.0.1:8080/v1#MODEL.`,
 	f.StringSliceVar(&measures, "measures", defMeasures, "measures, in column order: MRR, MRR@k, Recall@k, Hit@k, nDCG@k")
 	f.IntVar(&rounds, "rounds", def.Rounds, "sign assignments of the randomisation test")
 	f.Uint64Var(&seed, "seed", def.Seed, "seed of the randomisation test")
+	enc.register(f)
 	f.BoolVar(&list, "list", false, "list the available retrievers and exit")
 	return cmd
 }

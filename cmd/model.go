@@ -37,7 +37,7 @@ func newModelCmd() *cobra.Command {
 	}
 
 	var lib, device, text string
-	var threads int
+	var enc encodingFlags
 	info := &cobra.Command{
 		Use:   "info DIR",
 		Short: "Load a model folder with ONNX Runtime and describe its towers (optionally embed a text)",
@@ -54,7 +54,10 @@ func newModelCmd() *cobra.Command {
 				}
 			}
 			rt := encode.NewRuntime(lib)
-			opts := encode.Options{Runtime: rt, Device: device, Threads: threads}
+			opts, err := enc.apply(encode.Options{Runtime: rt, Device: device})
+			if err != nil {
+				return err
+			}
 			cfg, err := encode.LoadConfig(args[0])
 			if err != nil {
 				return err
@@ -77,7 +80,7 @@ func newModelCmd() *cobra.Command {
 	}
 	info.Flags().StringVar(&lib, "lib", "", "ONNX Runtime shared library (default <asset home>/lib/libonnxruntime.so)")
 	info.Flags().StringVar(&device, "device", encode.DeviceCPU, "execution provider: cpu or cuda")
-	info.Flags().IntVar(&threads, "threads", 0, "ONNX Runtime intra-op threads (0: its default)")
+	enc.register(info.Flags())
 	info.Flags().StringVar(&text, "encode", "", "embed this text with both towers and print a summary (cross-encoder: score it against itself)")
 	cmd.AddCommand(list, info, newModelImportCmd())
 	return cmd

@@ -13,13 +13,13 @@ import (
 
 	"github.com/rated-dev/rated/pkg/bandit"
 	"github.com/rated-dev/rated/pkg/defaultbench"
-	"github.com/rated-dev/rated/pkg/encode"
 	"github.com/rated-dev/rated/pkg/evaldynamic"
 	"github.com/rated-dev/rated/pkg/evallatency"
 	"github.com/rated-dev/rated/pkg/evaloffline"
 	"github.com/rated-dev/rated/pkg/home"
 	"github.com/rated-dev/rated/pkg/report"
 	"github.com/rated-dev/rated/pkg/reproduce"
+	"github.com/rated-dev/rated/pkg/retrieve"
 )
 
 // newReproduceCmd builds `rated reproduce`: Tables 1-3 on the embedded default benchmark,
@@ -30,6 +30,7 @@ func newReproduceCmd() *cobra.Command {
 		tables                       []int
 		latencyQueries               int
 		sizes                        []int
+		enc                          encodingFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "reproduce [--out DIR]",
@@ -60,6 +61,12 @@ tolerance or is missing.
 			if err != nil {
 				return err
 			}
+			// One open per model folder for all three tables.
+			src, models, err := enc.sharedEncoders(h)
+			if err != nil {
+				return fmt.Errorf("reproduce: %w", err)
+			}
+			defer models.Close()
 			produced := map[string]*report.Table{}
 			want := func(n int) bool { return slices.Contains(tables, n) }
 			if want(1) {
@@ -73,7 +80,7 @@ tolerance or is missing.
 				}
 				cfg := evaloffline.DefaultConfig()
 				cfg.Retrievers = retrievers
-				env := evaloffline.Env{Ctx: cmd.Context(), Bench: b, Log: log, Encoders: encoderSource(h, encode.Options{CacheDir: h.EmbeddingCache()})}
+				env := evaloffline.Env{Ctx: cmd.Context(), Bench: b, Log: log, Encoders: src}
 				res, err := evaloffline.Run(env, "embedded default", reg, cfg)
 				if err != nil {
 					return fmt.Errorf("reproduce table 1: %w", err)
@@ -85,14 +92,14 @@ tolerance or is missing.
 				produced["table1"] = evaloffline.Table(res)
 			}
 			if want(2) {
-				t, err := reproduceTable2(cmd.Context(), filepath.Join(outDir, "table2"), h, cmd)
+				t, err := reproduceTable2(cmd.Context(), filepath.Join(outDir, "table2"), h, src, cmd)
 				if err != nil {
 					return fmt.Errorf("reproduce table 2: %w", err)
 				}
 				produced["table2"] = t
 			}
 			if want(3) {
-				t, err := reproduceTable3(filepath.Join(outDir, "table3"), h, latencyQueries, sizes, cmd)
+				t, err := reproduceTable3(filepath.Join(outDir, "table3"), h, src, latencyQueries, sizes, cmd)
 				if err != nil {
 					return fmt.Errorf("reproduce table 3: %w", err)
 				}
@@ -145,12 +152,13 @@ tolerance or is missing.
 	f.StringVar(&update, "update", "", "write the regenerated values to this expected-values file instead of comparing")
 	f.IntSliceVar(&tables, "tables", []int{1, 2, 3}, "tables to regenerate")
 	f.IntVar(&latencyQueries, "latency-queries", 1000, "measured queries of Table 3")
+	enc.register(f)
 	f.IntSliceVar(&sizes, "sizes", []int{5000, 100000}, "catalog sizes of Table 3's search sweep")
 	return cmd
 }
 
 // reproduceTable2 runs the dynamic experiment with the embedded configs/paper.yaml.
-func reproduceTable2(ctx context.Context, out string, h home.Home, cmd *cobra.Command) (*report.Table, error) {
+func reproduceTable2(ctx context.Context, out string, h home.Home, src retrieve.EncoderSource, cmd *cobra.Command) (*report.Table, error) {
 	cfg, err := evaldynamic.LoadConfig(viper.New(), nil)
 	if err != nil {
 		return nil, err
@@ -160,7 +168,7 @@ func reproduceTable2(ctx context.Context, out string, h home.Home, cmd *cobra.Co
 		return nil, err
 	}
 	log := cmd.ErrOrStderr()
-	res, closeRes, err := evaldynamic.ResolveResources(b, "embedded default", cfg, encoderSource(h, encode.Options{CacheDir: h.EmbeddingCache()}), log, newProgress(log, "encode catalog"))
+	res, closeRes, err := evaldynamic.ResolveResources(b, "embedded default", cfg, src, log, newProgress(log, "encode catalog"))
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +181,7 @@ func reproduceTable2(ctx context.Context, out string, h home.Home, cmd *cobra.Co
 }
 
 // reproduceTable3 runs the latency measurement with the paper's four policies.
-func reproduceTable3(out string, h home.Home, queries int, sizes []int, cmd *cobra.Command) (*report.Table, error) {
+func reproduceTable3(out string, h home.Home, src retrieve.EncoderSource, queries int, sizes []int, cmd *cobra.Command) (*report.Table, error) {
 	cfg, err := evaldynamic.LoadConfig(viper.New(), nil)
 	if err != nil {
 		return nil, err
@@ -197,7 +205,7 @@ func reproduceTable3(out string, h home.Home, queries int, sizes []int, cmd *cob
 		priors[i] = 0.5
 	}
 	log := cmd.ErrOrStderr()
-	lf, err := openLatencyFrontend(h, cfg.Retrieval.Retriever, cfg.Retrieval.Encoder, encode.Options{}, b.Corpus, cfg.Retrieval.ContextDim, nil)
+	lf, err := openLatencyFrontend(src, cfg.Retrieval.Retriever, cfg.Retrieval.Encoder, b.Corpus, cfg.Retrieval.ContextDim, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +218,8 @@ func reproduceTable3(out string, h home.Home, queries int, sizes []int, cmd *cob
 	rep := &evallatency.Report{Pipeline: res, Host: evallatency.HostInfo{Device: "CPU", GOMAXPROCS: runtime.GOMAXPROCS(0), CPUs: runtime.NumCPU(), GoVersion: runtime.Version()},
 		Provenance: lf.record(h)}
 	if len(sizes) > 0 {
-		if rep.Search, err = evallatency.MeasureSearch(sizes, lf.dim, cfg.Retrieval.K, 100, 1000, 1, time.Now, log); err != nil {
+		if rep.Search, err = evallatency.MeasureSearch(evallatency.SearchConfig{Sizes: sizes, Dim: lf.dim, K: cfg.Retrieval.K,
+			Warmup: 100, Queries: 1000, Batch: 64, Rescore: 100, Seed: 1, Now: time.Now}, log); err != nil {
 			return nil, err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"time"
 
 	"github.com/rated-dev/rated/pkg/bandit"
@@ -238,13 +239,41 @@ func MeasurePipeline(front Frontend, queries []string, priors []float64, cfg Con
 	return res, nil
 }
 
-// SearchRow is the latency of exact top-K search over a synthetic catalog.
+// SearchRow is the latency of one search method over a synthetic catalog.
 type SearchRow struct {
-	Tools   int     `json:"tools"`
-	Dim     int     `json:"dim"`
-	Queries int     `json:"queries"`
-	MeanMS  float64 `json:"mean_ms"`
-	P95MS   float64 `json:"p95_ms"`
+	Tools   int    `json:"tools"`
+	Dim     int    `json:"dim"`
+	Method  string `json:"method"`
+	Queries int    `json:"queries"`
+	// Batch is the number of queries per call (1: one query at a time); MeanMS and P95MS are
+	// per query.
+	Batch  int     `json:"batch"`
+	MeanMS float64 `json:"mean_ms"`
+	P95MS  float64 `json:"p95_ms"`
+	// Recall is recall@k against exact float32 search on the same queries.
+	Recall float64 `json:"recall"`
+	// BuildS is the time to build the method's index from the float32 vectors (0 for exact).
+	BuildS float64 `json:"build_s"`
+	// IndexMB is the memory of the structure searched: the float32 matrix, the int8 codes, or the
+	// growth of the Go heap while the graph was built.
+	IndexMB float64 `json:"index_mb"`
+}
+
+// SearchConfig selects the catalog-size sweep of MeasureSearch.
+type SearchConfig struct {
+	Sizes                   []int
+	Dim, K, Warmup, Queries int
+	// Batch is the query batch of the batched exact row (0 or 1: no batched row).
+	Batch int
+	// Rescore is the int8 shortlist re-scored in float32 (0: no int8 row).
+	Rescore int
+	// ANN configures the HNSW row, measured for sizes up to ANNMax (0: no HNSW row).
+	ANN    retrieve.HNSWParams
+	ANNMax int
+	// IndexDir, when set, keeps built graphs (retrieve.OpenHNSW) so a rerun loads them.
+	IndexDir string
+	Seed     uint64
+	Now      func() time.Time
 }
 
 // syntheticEncoder satisfies encode.Encoder for an index of synthetic vectors; searches use
@@ -281,41 +310,164 @@ func unitVectors(rng *rand.Rand, n, dim int) [][]float32 {
 	return out
 }
 
-// MeasureSearch times retrieve.Dense.SearchVector (top k, batch size 1) over synthetic catalogs
-// of each size: warmup unmeasured then queries measured searches with random unit queries.
-func MeasureSearch(sizes []int, dim, k, warmup, queries int, seed uint64, now func() time.Time, log io.Writer) ([]SearchRow, error) {
+// MeasureSearch times top-k search over synthetic catalogs of each size (seeded isotropic unit
+// vectors): exact float32 one query at a time (retrieve.Dense.SearchVector) and in batches
+// (SearchVectors), the int8 scan with float32 re-scoring, and the HNSW graph; each after cfg.Warmup
+// unmeasured queries, on the same cfg.Queries random unit queries, with recall@k against exact
+// search.
+func MeasureSearch(cfg SearchConfig, log io.Writer) ([]SearchRow, error) {
 	if log == nil {
 		log = io.Discard
 	}
+	if cfg.Now == nil {
+		return nil, errors.New("latency: no clock")
+	}
 	var out []SearchRow
-	for _, n := range sizes {
-		if n <= 0 || dim <= 0 || queries <= 0 {
-			return nil, fmt.Errorf("latency: catalog size %d, dim %d, queries %d must be positive", n, dim, queries)
+	for _, n := range cfg.Sizes {
+		if n <= 0 || cfg.Dim <= 0 || cfg.Queries <= 0 || cfg.K <= 0 {
+			return nil, fmt.Errorf("latency: catalog size %d, dim %d, queries %d and k %d must be positive", n, cfg.Dim, cfg.Queries, cfg.K)
 		}
-		rng := rand.New(rand.NewPCG(seed, uint64(n)))
-		ids := make([]string, n)
-		for i := range ids {
-			ids[i] = fmt.Sprintf("t%d", i)
-		}
-		fmt.Fprintf(log, "eval latency: search sweep, %d tools x %d dims (%.0f MB of vectors)\n", n, dim, float64(n*dim*4)/1e6)
-		idx, err := retrieve.NewDenseFromVectors(syntheticEncoder{dim}, ids, unitVectors(rng, n, dim))
+		rows, err := measureSize(n, cfg, log)
 		if err != nil {
 			return nil, err
 		}
-		qs := unitVectors(rng, min(queries, 1000), dim)
-		times := make([]float64, 0, queries)
-		for i := range warmup + queries {
-			q := qs[i%len(qs)]
-			t0 := now()
-			if _, err := idx.SearchVector(q, k); err != nil {
-				return nil, err
-			}
-			if i >= warmup {
-				times = append(times, ms(now().Sub(t0)))
-			}
-		}
-		mean, p95 := summarize(times)
-		out = append(out, SearchRow{Tools: n, Dim: dim, Queries: queries, MeanMS: mean, P95MS: p95})
+		out = append(out, rows...)
 	}
 	return out, nil
+}
+
+func measureSize(n int, cfg SearchConfig, log io.Writer) ([]SearchRow, error) {
+	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(n)))
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("t%d", i)
+	}
+	fmt.Fprintf(log, "eval latency: search sweep, %d tools x %d dims (%.0f MB of vectors)\n", n, cfg.Dim, float64(n*cfg.Dim*4)/1e6)
+	idx, err := retrieve.NewDenseFromVectors(syntheticEncoder{cfg.Dim}, ids, unitVectors(rng, n, cfg.Dim))
+	if err != nil {
+		return nil, err
+	}
+	total := cfg.Warmup + cfg.Queries
+	qs := unitVectors(rng, total, cfg.Dim)
+	truth, err := idx.SearchVectors(qs[cfg.Warmup:], cfg.K)
+	if err != nil {
+		return nil, err
+	}
+	row := func(method string, batch int, times []float64, got [][]retrieve.Candidate, build time.Duration, mb float64) SearchRow {
+		mean, p95 := summarize(times)
+		return SearchRow{Tools: n, Dim: cfg.Dim, Method: method, Queries: cfg.Queries, Batch: batch, MeanMS: mean, P95MS: p95,
+			Recall: recallAt(truth, got), BuildS: build.Seconds(), IndexMB: mb}
+	}
+	one := func(search func([]float32, int) ([]retrieve.Candidate, error)) ([]float64, [][]retrieve.Candidate, error) {
+		times := make([]float64, 0, cfg.Queries)
+		got := make([][]retrieve.Candidate, 0, cfg.Queries)
+		for i, q := range qs {
+			t0 := cfg.Now()
+			c, err := search(q, cfg.K)
+			if err != nil {
+				return nil, nil, err
+			}
+			if i >= cfg.Warmup {
+				times = append(times, ms(cfg.Now().Sub(t0)))
+				got = append(got, c)
+			}
+		}
+		return times, got, nil
+	}
+	floatMB := float64(n*cfg.Dim*4) / 1e6
+	var rows []SearchRow
+	times, got, err := one(idx.SearchVector)
+	if err != nil {
+		return nil, err
+	}
+	rows = append(rows, row("exact float32", 1, times, got, 0, floatMB))
+	if cfg.Batch > 1 {
+		var times []float64
+		var got [][]retrieve.Candidate
+		for start := 0; start < total; start += cfg.Batch {
+			batch := qs[start:min(total, start+cfg.Batch)]
+			t0 := cfg.Now()
+			res, err := idx.SearchVectors(batch, cfg.K)
+			if err != nil {
+				return nil, err
+			}
+			per := ms(cfg.Now().Sub(t0)) / float64(len(batch))
+			for j := range batch {
+				if start+j >= cfg.Warmup {
+					times = append(times, per)
+					got = append(got, res[j])
+				}
+			}
+		}
+		rows = append(rows, row("exact float32, blocked batch", cfg.Batch, times, got, 0, floatMB))
+	}
+	if cfg.Rescore > 0 {
+		t0 := cfg.Now()
+		q8, err := retrieve.NewInt8Dense(idx, cfg.Rescore)
+		if err != nil {
+			return nil, err
+		}
+		build := cfg.Now().Sub(t0)
+		times, got, err := one(q8.SearchVector)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, row(fmt.Sprintf("exact int8 + float32 re-score of %d", cfg.Rescore), 1, times, got, build, float64(n*cfg.Dim)/1e6))
+	}
+	if cfg.ANNMax > 0 && n <= cfg.ANNMax {
+		fmt.Fprintf(log, "eval latency: building the HNSW graph over %d tools\n", n)
+		before := heapMB()
+		t0 := cfg.Now()
+		var h *retrieve.HNSW
+		var built bool
+		if cfg.IndexDir != "" {
+			h, built, err = retrieve.OpenHNSW(idx, cfg.ANN, cfg.IndexDir, nil)
+		} else {
+			h, err = retrieve.NewHNSW(idx, cfg.ANN, nil)
+			built = true
+		}
+		if err != nil {
+			return nil, err
+		}
+		build := cfg.Now().Sub(t0)
+		if !built {
+			build = 0 // loaded from IndexDir: the build time is that of the earlier run
+		}
+		mb := heapMB() - before
+		times, got, err := one(h.SearchVector)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, row(fmt.Sprintf("HNSW (coder/hnsw, M=%d, ef_construction=%d, %d candidates re-scored)", cfg.ANN.M, cfg.ANN.EfConstruction, cfg.ANN.Candidates), 1, times, got, build, mb))
+	}
+	return rows, nil
+}
+
+// recallAt is the share of the exact top-k found by got, over all queries.
+func recallAt(truth, got [][]retrieve.Candidate) float64 {
+	hits, all := 0, 0
+	for i := range truth {
+		want := map[int]bool{}
+		for _, c := range truth[i] {
+			want[c.Index] = true
+		}
+		all += len(want)
+		for _, c := range got[i] {
+			if want[c.Index] {
+				hits++
+			}
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return float64(hits) / float64(all)
+}
+
+// heapMB is the live Go heap after a collection, in MB.
+func heapMB() float64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return float64(m.HeapAlloc) / 1e6
 }

@@ -100,12 +100,30 @@ func TestMeasurePipelinePercentile(t *testing.T) {
 }
 
 func TestMeasureSearchAndOutputs(t *testing.T) {
-	rows, err := MeasureSearch([]int{100, 1000}, 16, 10, 2, 20, 1, steppingClock(time.Microsecond), nil)
+	rows, err := MeasureSearch(SearchConfig{Sizes: []int{100, 1000}, Dim: 16, K: 10, Warmup: 2, Queries: 20, Batch: 8, Rescore: 50,
+		ANN: retrieve.HNSWParams{M: 8, EfConstruction: 40, Candidates: 100, Seed: 1}, ANNMax: 100, Seed: 1, Now: steppingClock(time.Microsecond)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 2 || rows[1].Tools != 1000 || rows[1].Queries != 20 || math.Abs(rows[0].MeanMS-0.001) > 1e-12 {
+	// 100 tools: exact, batched, int8, HNSW; 1000 tools: no HNSW (ANNMax 100).
+	if len(rows) != 7 || rows[4].Tools != 1000 || rows[4].Queries != 20 || math.Abs(rows[0].MeanMS-0.001) > 1e-12 {
 		t.Fatalf("rows %+v", rows)
+	}
+	for _, r := range rows {
+		// Exact methods find the exact top 10 (the batched row is the ground truth's own code;
+		// the single-query row sums in another order, so allow a near-tie swap).
+		if strings.HasPrefix(r.Method, "exact float32") && r.Recall < 0.99 {
+			t.Errorf("%d tools, %s: recall %v", r.Tools, r.Method, r.Recall)
+		}
+		if r.Recall < 0 || r.Recall > 1 {
+			t.Errorf("%d tools, %s: recall %v out of [0, 1]", r.Tools, r.Method, r.Recall)
+		}
+	}
+	// Per-query time of a batch is the batch's time (one 1 µs clock step) over its size: the 22
+	// queries run as batches of 8, 8 and 6; the 20 measured ones are 6 + 8 at 1/8 µs and 6 at
+	// 1/6 µs, mean (14/8 + 6/6)/20 µs = 0.1375 µs.
+	if got := rows[1].MeanMS; math.Abs(got-0.0001375) > 1e-12 {
+		t.Errorf("batched row mean %v ms, want 0.0001375", got)
 	}
 	front, priors := lexicalFront(t)
 	cfg := Config{Queries: 10, Warmup: 1, K: 2, Policies: paperPolicies(), Weights: bandit.FusionWeights{Semantic: 0.75, Bandit: 0.15, Prior: 0.10},
@@ -142,7 +160,7 @@ func TestMeasureErrors(t *testing.T) {
 	if _, err := MeasurePipeline(front, []string{"q"}, priors, bad, nil); err == nil || !strings.Contains(err.Error(), "unknown policy") {
 		t.Errorf("unknown policy: %v", err)
 	}
-	if _, err := MeasureSearch([]int{0}, 8, 1, 0, 1, 1, time.Now, nil); err == nil {
+	if _, err := MeasureSearch(SearchConfig{Sizes: []int{0}, Dim: 8, K: 1, Queries: 1, Now: time.Now}, nil); err == nil {
 		t.Error("catalog size 0 accepted")
 	}
 }

@@ -30,10 +30,16 @@ func TestDenseRetrieverFromRegistry(t *testing.T) {
 	if err := RegisterDense(reg); err != nil {
 		t.Fatal(err)
 	}
+	if err := RegisterRATED(reg); err != nil {
+		t.Fatal(err)
+	}
 	cfg := DefaultConfig()
-	cfg.Retrievers = []string{"bm25", "dense:all-minilm-l6-v2"}
+	cfg.Retrievers = []string{"bm25", "dense:all-minilm-l6-v2", "rated-nofb:all-minilm-l6-v2"}
 	cfg.Rounds = 500
-	src := retrieve.EncoderSource{ModelsDir: h.ModelsDir(), Options: encode.Options{Runtime: encode.NewRuntime(lib)}, Missing: h.Missing}
+	opts := encode.Options{Runtime: encode.NewRuntime(lib)}
+	models := encode.NewModels(opts)
+	defer models.Close()
+	src := retrieve.EncoderSource{ModelsDir: h.ModelsDir(), Options: opts, Missing: h.Missing, Models: models}
 	res, err := Run(Env{Bench: b, Encoders: src}, "default", reg, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -41,12 +47,17 @@ func TestDenseRetrieverFromRegistry(t *testing.T) {
 	if got := res.Systems[1].Label; got != "dense:all-minilm-l6-v2" {
 		t.Errorf("label %q", got)
 	}
+	// dense: and rated-nofb: over the same folder share one opened model (encode.Models).
+	if models.Len() != 1 {
+		t.Errorf("%d models opened for one folder, want 1", models.Len())
+	}
 	out := t.TempDir()
 	if err := WriteOutputs(out, res); err != nil {
 		t.Fatal(err)
 	}
 	run := RunFileName("dense:all-minilm-l6-v2")
-	cmd := exec.Command(python, filepath.Join("testdata", "check_outputs.py"), out, "test", "bm25", strings.TrimSuffix(run, ".trec"))
+	rated := RunFileName("rated-nofb:all-minilm-l6-v2")
+	cmd := exec.Command(python, filepath.Join("testdata", "check_outputs.py"), out, "test", "bm25", strings.TrimSuffix(run, ".trec"), strings.TrimSuffix(rated, ".trec"))
 	cmd.Stderr = os.Stderr
 	raw, err := cmd.Output()
 	if err != nil {

@@ -33,6 +33,27 @@ func (r *RATEDOffline) Search(query string, k int) ([]retrieve.Candidate, error)
 	if err != nil {
 		return nil, err
 	}
+	return r.rerank(cands, k), nil
+}
+
+// SearchBatch ranks many queries with one batched dense search (queries embedded in one
+// encoder call, one blocked pass over the corpus) when the dense retriever has one.
+func (r *RATEDOffline) SearchBatch(queries []string, k int) ([][]retrieve.Candidate, error) {
+	all, err := searchAll(r.dense, queries, max(k, r.k))
+	if err != nil {
+		return nil, err
+	}
+	for i := range all {
+		all[i] = r.rerank(all[i], k)
+	}
+	return all, nil
+}
+
+// rerank reorders the top r.k of a dense ranking by the fused score and cuts it to k.
+func (r *RATEDOffline) rerank(cands []retrieve.Candidate, k int) []retrieve.Candidate {
+	if len(cands) == 0 {
+		return cands
+	}
 	head := min(r.k, len(cands))
 	for i := range cands[:head] {
 		c := &cands[i]
@@ -46,7 +67,7 @@ func (r *RATEDOffline) Search(query string, k int) ([]retrieve.Candidate, error)
 	if len(cands) > k {
 		cands = cands[:k]
 	}
-	return cands, nil
+	return cands
 }
 
 // RegisterRATED adds the families "rated-full:MODEL" (also standing for w/ Global MAB offline),
