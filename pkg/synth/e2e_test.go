@@ -2,6 +2,7 @@ package synth
 
 import (
 	"context"
+	"github.com/rated-dev/rated/data"
 	"net/http"
 	"os"
 	"os/exec"
@@ -75,7 +76,6 @@ func TestEndToEndRealGemma(t *testing.T) {
 		t.Skip("runs the real local LLM")
 	}
 	cl, lc, digest := realLLM(t)
-	root := testassets.Root(t)
 	all, err := catalog.ReadJSONL(filepath.Join("testdata", "catalog.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -112,9 +112,7 @@ func TestEndToEndRealGemma(t *testing.T) {
 		t.Fatalf("positives %d, negatives %d for %d queries", st.PositivePairs, st.NegativePairs, st.Queries)
 	}
 
-	// shared/ sits beside the repository, here and in CI.
-	qpath := testassets.Need(t, "ToolBench queries", filepath.Join(root, "..", "shared", "data", "toolbench", "queries.jsonl"))
-	queries, err := ReadRealQueries(qpath)
+	queries, err := ParseRealQueries(data.ToolBenchQueriesName, data.ToolBenchQueries)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package synth
 import (
 	"context"
 	"fmt"
+	"github.com/rated-dev/rated/data"
 	"path/filepath"
 	"testing"
 	"time"
@@ -51,8 +52,7 @@ func BenchmarkSynGenerateRealGemma(b *testing.B) {
 // (ToolBench query, tool) pair with the real local Gemma.
 func BenchmarkValidateRealGemma(b *testing.B) {
 	cl, lc, _ := realLLM(b)
-	root := filepath.Join("..", "..")
-	queries, err := ReadRealQueries(filepath.Join(root, "..", "shared", "data", "toolbench", "queries.jsonl"))
+	queries, err := ParseRealQueries(data.ToolBenchQueriesName, data.ToolBenchQueries)
 	if err != nil {
 		b.Skip(err)
 	}
