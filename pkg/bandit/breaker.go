@@ -73,7 +73,9 @@ func (p *CircuitBreaker) Choose(s *Step) int {
 // Observe implements Policy.
 func (p *CircuitBreaker) Observe(s *Step, pos int, fb Feedback) {
 	success := fb.Executed // a breaker guards against errors and timeouts, whatever the protocol
-	p.breakers = grow(p.breakers, s.Candidates[pos].Tool)
+	// Apply the cool-down's lazy open → half-open move at this step first, as Choose would have:
+	// the state then depends on the outcomes alone, so replaying them reproduces it.
+	p.allows(s.Candidates[pos].Tool, s.T)
 	b := &p.breakers[s.Candidates[pos].Tool]
 	switch b.state {
 	case halfOpen:

@@ -29,6 +29,7 @@ type BatchGRPO struct {
 	cfg   GRPOConfig
 	beta  []float64
 	rng   *rand.Rand
+	src   *rand.PCG // rng's source when built by New, so Snapshot can save it
 	batch []grpoSample
 	probs []float64
 }

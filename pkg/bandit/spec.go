@@ -284,7 +284,10 @@ func New(spec Spec, env Env) (Policy, error) {
 		return nil, fmt.Errorf("policy %s: kind %s sees the failure schedule and is built by the simulator", spec.Name, spec.Kind)
 	case "batch_grpo":
 		cfg := GRPOConfig{Batch: ori(spec.Batch, 200), LearningRate: or(spec.LearningRate, 20), Temperature: or(spec.Temperature, 0.05), ClipLogit: or(spec.ClipLogit, 10)}
-		return NewBatchGRPO(spec.Name, cfg, env.NumTools, rand.New(rand.NewPCG(env.Seed, 0x9e3779b97f4a7c15))), nil
+		src := rand.NewPCG(env.Seed, 0x9e3779b97f4a7c15)
+		p := NewBatchGRPO(spec.Name, cfg, env.NumTools, rand.New(src))
+		p.src = src
+		return p, nil
 	}
 	return nil, fmt.Errorf("policy %s: unknown kind %q", spec.Name, spec.Kind)
 }
