@@ -12,8 +12,8 @@ package state
 import (
 	"context"
 	"errors"
-	"fmt"
-	"syscall"
+
+	"github.com/rated-dev/rated/internal/diskfull"
 )
 
 // Store is the durable state of one router.
@@ -36,8 +36,8 @@ type Store interface {
 
 // ErrFull is wrapped by errors caused by a full disk, an exhausted quota or a file-size limit:
 // the write was refused as a whole and the store is unchanged, so it can be retried once space
-// is freed. Servers answer it with 503.
-var ErrFull = errors.New("state storage is full")
+// is freed. Servers answer it with 503. It is diskfull.ErrFull, shared with the decision log.
+var ErrFull = diskfull.ErrFull
 
 // ErrClosed is returned by a closed store.
 var ErrClosed = errors.New("state store is closed")
@@ -46,12 +46,4 @@ var ErrClosed = errors.New("state store is closed")
 var ErrSequence = errors.New("snapshot sequence beyond the log")
 
 // classify wraps err with ErrFull when the kernel refused a write for lack of space.
-func classify(where string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EFBIG) {
-		return fmt.Errorf("%w: %s: %w", ErrFull, where, err)
-	}
-	return fmt.Errorf("%s: %w", where, err)
-}
+func classify(where string, err error) error { return diskfull.Classify(where, err) }
