@@ -1,0 +1,125 @@
+package router
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/rated-dev/rated/pkg/bandit"
+	"github.com/rated-dev/rated/pkg/bench"
+)
+
+// The calibrator maps a candidate's retrieval features (S_sem, gap to the top, rank) to
+// P(relevant). Its weights depend on the retriever's score distribution, so it must come from
+// the same retriever the router uses. Two sources, never a silent default:
+//   - a file: the `calibrator` that `rated eval dynamic` writes in table2.json (world.calibrator,
+//     checked against world.retriever) or a bare calibrator JSON ({"weights": [...]}), fitted on
+//     your own labelled dev split;
+//   - FitCalibration on a labelled benchmark split with the router's own frontend: `rated serve`
+//     fits it once, on the embedded default benchmark's dev split, when the policy needs one and
+//     the state holds none, and stores it in the state.
+
+// LoadCalibration reads a calibrator from path for a router whose frontend is named frontend.
+func LoadCalibration(path, frontend string) (*bandit.Calibrator, string, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("calibration: %w", err)
+	}
+	var doc struct {
+		Weights *[bandit.CalibrationFeatures]float64 `json:"weights"`
+		World   *struct {
+			Retriever   string             `json:"retriever"`
+			Split       string             `json:"split"`
+			Calibration string             `json:"calibration"`
+			Calibrator  *bandit.Calibrator `json:"calibrator"`
+		} `json:"world"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&doc); err != nil {
+		return nil, "", fmt.Errorf("calibration %s: %w", path, err)
+	}
+	var c *bandit.Calibrator
+	var note string
+	switch {
+	case doc.World != nil:
+		if doc.World.Calibrator == nil {
+			return nil, "", fmt.Errorf("calibration %s: world.calibrator is missing (the run's policies needed none)", path)
+		}
+		if !sameRetriever(doc.World.Retriever, frontend) {
+			return nil, "", fmt.Errorf("calibration %s: fitted for retriever %q, the router uses %q", path, doc.World.Retriever, frontend)
+		}
+		c = doc.World.Calibrator
+		note = fmt.Sprintf("from %s (%s)", path, doc.World.Calibration)
+	case doc.Weights != nil:
+		var bare bandit.Calibrator
+		if err := json.Unmarshal(raw, &bare); err != nil {
+			return nil, "", fmt.Errorf("calibration %s: %w", path, err)
+		}
+		c, note = &bare, "from "+path
+	default:
+		return nil, "", fmt.Errorf("calibration %s: neither a calibrator ({\"weights\": [4 numbers]}) nor a table2.json with world.calibrator", path)
+	}
+	for i, w := range c.Weights {
+		if math.IsNaN(w) || math.IsInf(w, 0) {
+			return nil, "", fmt.Errorf("calibration %s: weights[%d] = %v is not finite", path, i, w)
+		}
+	}
+	return c, note, nil
+}
+
+// sameRetriever reports whether eval dynamic's retriever name matches a router frontend.
+func sameRetriever(evalName, frontend string) bool {
+	if evalName == frontend {
+		return true
+	}
+	return evalName == "BM25" && strings.HasPrefix(frontend, "bm25+")
+}
+
+// FitCalibration fits the calibrator on split of b with the frontend f: each of the split's
+// queries is ranked k deep over b's corpus, exactly as the router ranks its catalog, and every
+// candidate is an example labelled by the qrels.
+func FitCalibration(f Frontend, b *bench.Bench, split string, k int) (*bandit.Calibrator, string, error) {
+	queries := b.SplitQueries(split)
+	if len(queries) == 0 {
+		return nil, "", fmt.Errorf("benchmark has no %q split with qrels", split)
+	}
+	tools := b.CorpusTools()
+	vecs, err := f.DocVectors(tools)
+	if err != nil {
+		return nil, "", err
+	}
+	ix, err := f.Index(tools, vecs)
+	if err != nil {
+		return nil, "", err
+	}
+	lists := make([]bandit.CalibrationList, 0, len(queries))
+	for _, q := range queries {
+		ctx, err := f.Context(q.Text)
+		if err != nil {
+			return nil, "", fmt.Errorf("query %s: %w", q.ID, err)
+		}
+		found, err := ix.Search(q.Text, ctx, k)
+		if err != nil {
+			return nil, "", fmt.Errorf("query %s: %w", q.ID, err)
+		}
+		rel := map[string]bool{}
+		for _, id := range b.Relevant(split, q.ID) {
+			rel[id] = true
+		}
+		var l bandit.CalibrationList
+		for _, c := range found {
+			l.Sem = append(l.Sem, c.Score)
+			l.Relevant = append(l.Relevant, rel[c.ID])
+		}
+		lists = append(lists, l)
+	}
+	c, err := bandit.FitCalibrator(lists, 1e-6)
+	if err != nil {
+		return nil, "", err
+	}
+	return c, fmt.Sprintf("logistic P(relevant | S_sem, gap to top, log(1+rank)) fitted on the %d %s-split queries' top %d with %s (%d examples, %d relevant)",
+		len(queries), split, k, f.Name(), c.Examples, c.Positives), nil
+}

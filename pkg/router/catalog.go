@@ -1,0 +1,406 @@
+package router
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"sync"
+
+	"github.com/rated-dev/rated/pkg/bandit"
+	"github.com/rated-dev/rated/pkg/catalog"
+)
+
+// catalogView is one immutable version of the live catalog: Select reads it without locks and
+// catalog changes replace it whole (copy on write).
+type catalogView struct {
+	entries []*entry          // by tool index, removed ones included
+	byID    map[string]*entry // every id ever seen
+	live    []*entry          // not removed, by index
+	priors  []float64         // r_static by tool index
+	parts   []*catalog.PriorScore
+	index   Index // search over live
+}
+
+// buildView indexes the live entries and computes their priors.
+func (r *Router) buildView(entries []*entry) (*catalogView, error) {
+	v := &catalogView{entries: entries, byID: make(map[string]*entry, len(entries)), priors: make([]float64, len(entries)),
+		parts: make([]*catalog.PriorScore, len(entries))}
+	var tools []catalog.Tool
+	var vecs [][]float32
+	for _, e := range entries {
+		v.byID[e.tool.ID] = e
+		if e.removed {
+			continue
+		}
+		v.live = append(v.live, e)
+		tools = append(tools, e.tool)
+		vecs = append(vecs, e.vector)
+	}
+	if _, dense := r.front.(*DenseFrontend); !dense {
+		vecs = nil
+	}
+	// The prior's quality part compares each tool with the catalog's medians, so every prior
+	// is recomputed; the consistency (an encoder cosine) comes from the memo.
+	if err := catalog.ComputePriors(tools, r.cfg.Prior, r.memo); err != nil {
+		return nil, err
+	}
+	for i, e := range v.live {
+		v.priors[e.index], v.parts[e.index] = tools[i].Prior.Value, tools[i].Prior
+	}
+	ix, err := r.front.Index(tools, vecs)
+	if err != nil {
+		return nil, err
+	}
+	v.index = ix
+	return v, nil
+}
+
+// memoSimilarity remembers the prior's consistency per (name, description) pair, so priors
+// can be recomputed over the whole catalog at every change without encoding anything twice,
+// and stores each tool's value with it in the state.
+type memoSimilarity struct {
+	inner catalog.Similarity
+	mu    sync.Mutex
+	memo  map[[32]byte]float64
+}
+
+func newMemoSimilarity(inner catalog.Similarity) *memoSimilarity {
+	return &memoSimilarity{inner: inner, memo: map[[32]byte]float64{}}
+}
+
+func pairKey(a, b string) [32]byte {
+	h := sha256.New()
+	h.Write([]byte(a))
+	h.Write([]byte{0})
+	h.Write([]byte(b))
+	var k [32]byte
+	h.Sum(k[:0])
+	return k
+}
+
+func (m *memoSimilarity) Name() string { return m.inner.Name() }
+
+func (m *memoSimilarity) Similarity(a, b string) (float64, error) {
+	k := pairKey(a, b)
+	m.mu.Lock()
+	v, ok := m.memo[k]
+	m.mu.Unlock()
+	if ok {
+		return v, nil
+	}
+	v, err := m.inner.Similarity(a, b)
+	if err != nil {
+		return 0, err
+	}
+	m.put(k, v)
+	return v, nil
+}
+
+func (m *memoSimilarity) put(k [32]byte, v float64) {
+	m.mu.Lock()
+	m.memo[k] = v
+	m.mu.Unlock()
+}
+
+// recordingSimilarity notes the pair and value of the last Similarity call.
+type recordingSimilarity struct {
+	*memoSimilarity
+	key   [32]byte
+	value float64
+}
+
+func (s *recordingSimilarity) Similarity(a, b string) (float64, error) {
+	v, err := s.memoSimilarity.Similarity(a, b)
+	s.key, s.value = pairKey(a, b), v
+	return v, err
+}
+
+// prepareTools validates tools and turns the new or changed ones into entries (document
+// vectors embedded, consistency computed); unchanged tools are skipped. Called under catMu.
+func (r *Router) prepareTools(tools []catalog.Tool) ([]*toolRecord, error) {
+	view := r.view.Load()
+	seen := map[string]bool{}
+	var todo []catalog.Tool
+	var existing []*entry
+	for i := range tools {
+		t := tools[i]
+		t.Prior = nil // recomputed under the router's prior weights
+		if err := validateTool(&t, fmt.Sprintf("tools[%d]", i)); err != nil {
+			return nil, err
+		}
+		if seen[t.ID] {
+			return nil, inputErr(fmt.Sprintf("tools[%d].id", i), "duplicate id %q", t.ID)
+		}
+		seen[t.ID] = true
+		var old *entry
+		if view != nil {
+			old = view.byID[t.ID]
+		}
+		if old != nil && !old.removed && reflect.DeepEqual(old.tool, t) {
+			continue
+		}
+		todo = append(todo, t)
+		existing = append(existing, old)
+	}
+	if len(todo) == 0 {
+		return nil, nil
+	}
+	// Vectors only for tools whose indexed text is new.
+	var embed []catalog.Tool
+	var embedAt []int
+	for i, t := range todo {
+		if old := existing[i]; old == nil || old.tool.Name != t.Name || old.tool.Description != t.Description || old.vector == nil {
+			embed = append(embed, t)
+			embedAt = append(embedAt, i)
+		}
+	}
+	vecs := make([][]float32, len(todo))
+	for i, old := range existing {
+		if old != nil {
+			vecs[i] = old.vector
+		}
+	}
+	if len(embed) > 0 {
+		for start := 0; start < len(embed); start += 256 {
+			end := min(start+256, len(embed))
+			got, err := r.front.DocVectors(embed[start:end])
+			if err != nil {
+				return nil, err
+			}
+			for j := range got {
+				vecs[embedAt[start+j]] = got[j]
+			}
+			if r.cfg.Progress != nil {
+				r.cfg.Progress(end, len(embed))
+			}
+		}
+	}
+	next := 0
+	nextProv := len(r.provKeys)
+	newProv := map[string]int{}
+	if view != nil {
+		next = len(view.entries)
+	}
+	recs := make([]*toolRecord, len(todo))
+	for i, t := range todo {
+		rec := &recordingSimilarity{memoSimilarity: r.memo}
+		one := []catalog.Tool{t}
+		if err := catalog.ComputePriors(one, r.cfg.Prior, rec); err != nil {
+			return nil, err
+		}
+		e := &entry{tool: t, vector: vecs[i], pairKey: rec.key, consistency: rec.value}
+		if old := existing[i]; old != nil {
+			e.index = old.index
+		} else {
+			e.index = next
+			next++
+		}
+		key := catalog.ProviderKey(&t)
+		p, ok := r.provIndex[key]
+		if !ok {
+			if p, ok = newProv[key]; !ok {
+				p = nextProv
+				newProv[key] = p
+				nextProv++
+			}
+		}
+		e.provider = p
+		recs[i] = &toolRecord{e: e, providerKey: key}
+	}
+	return recs, nil
+}
+
+// validateTool checks a tool record from a client or a catalog file; key locates it.
+func validateTool(t *catalog.Tool, key string) error {
+	if err := checkText(key+".id", t.ID, MaxIDBytes); err != nil {
+		return err
+	}
+	if err := checkText(key+".name", t.Name, MaxIDBytes); err != nil {
+		return err
+	}
+	if err := checkText(key+".platform", t.Platform, 64); err != nil {
+		return err
+	}
+	if len(t.Description) > 64<<10 {
+		return inputErr(key+".description", "is %d bytes, the limit is 65536", len(t.Description))
+	}
+	if t.Description != "" {
+		if err := checkText(key+".description", t.Description, 64<<10); err != nil {
+			return err
+		}
+	}
+	if t.Probe != nil && (math.IsNaN(t.Probe.LatencyMS) || math.IsInf(t.Probe.LatencyMS, 0) || t.Probe.LatencyMS < 0) {
+		return inputErr(key+".probe.latency_ms", "must be a finite number >= 0")
+	}
+	return nil
+}
+
+// applyTool adds or replaces an entry (under mu, at commit or on replay).
+func (r *Router) applyTool(rec *toolRecord, entries []*entry) []*entry {
+	e := rec.e
+	if _, ok := r.provIndex[rec.providerKey]; !ok {
+		r.provIndex[rec.providerKey] = len(r.provKeys)
+		r.provKeys = append(r.provKeys, rec.providerKey)
+	}
+	e.provider = r.provIndex[rec.providerKey]
+	for len(entries) <= e.index {
+		entries = append(entries, nil)
+	}
+	entries[e.index] = e
+	r.memo.put(e.pairKey, e.consistency)
+	for len(r.providers) <= e.index {
+		r.providers = append(r.providers, -1)
+	}
+	r.providers[e.index] = e.provider
+	if ps, ok := r.pol.(bandit.ProviderSetter); ok {
+		ps.SetProvider(e.index, e.provider)
+	}
+	return entries
+}
+
+// PutTools adds the tools that are new and updates those that changed (unchanged ones are left
+// alone), durably, and returns how many were added and updated. Their document vectors are
+// embedded before anything is written.
+func (r *Router) PutTools(ctx context.Context, tools []catalog.Tool) (added, updated int, err error) {
+	if r.closed.Load() {
+		return 0, 0, ErrClosed
+	}
+	r.catMu.Lock()
+	defer r.catMu.Unlock()
+	recs, err := r.prepareTools(tools)
+	if err != nil || len(recs) == 0 {
+		return 0, 0, err
+	}
+	view := r.view.Load()
+	entries := append([]*entry(nil), view.entries...)
+	for _, rec := range recs {
+		if rec.e.index < len(view.entries) {
+			updated++
+		} else {
+			added++
+		}
+		// Copy the replaced entries so the published view never changes.
+		for len(entries) <= rec.e.index {
+			entries = append(entries, nil)
+		}
+		entries[rec.e.index] = rec.e
+	}
+	next, err := r.buildView(entries)
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := r.commitCatalog(ctx, recs, nil, next); err != nil {
+		return 0, 0, err
+	}
+	return added, updated, nil
+}
+
+// commitCatalog writes the tool records (or a deletion) durably, then applies them and
+// publishes next.
+func (r *Router) commitCatalog(ctx context.Context, recs []*toolRecord, deleted *entry, next *catalogView) error {
+	var raw [][]byte
+	for _, rec := range recs {
+		b, err := rec.encode()
+		if err != nil {
+			return err
+		}
+		raw = append(raw, b)
+	}
+	if deleted != nil {
+		raw = append(raw, encodeDelete(deleted.tool.ID))
+	}
+	apply := func() {
+		entries := next.entries
+		for _, rec := range recs {
+			entries = r.applyTool(rec, entries)
+		}
+		r.view.Store(next)
+	}
+	_, err := r.commits.submit(ctx, apply, raw...)
+	return err
+}
+
+// DeleteTool removes a tool from the catalog: it is no longer retrieved, pending decisions can
+// still report it, and its id keeps its learned state should it be put again.
+func (r *Router) DeleteTool(ctx context.Context, id string) error {
+	if r.closed.Load() {
+		return ErrClosed
+	}
+	if err := checkText("id", id, MaxIDBytes); err != nil {
+		return err
+	}
+	r.catMu.Lock()
+	defer r.catMu.Unlock()
+	view := r.view.Load()
+	old := view.byID[id]
+	if old == nil || old.removed {
+		return fmt.Errorf("%w: %s", ErrUnknownTool, id)
+	}
+	gone := *old
+	gone.removed = true
+	entries := append([]*entry(nil), view.entries...)
+	entries[gone.index] = &gone
+	next, err := r.buildView(entries)
+	if err != nil {
+		return err
+	}
+	return r.commitCatalog(ctx, nil, &gone, next)
+}
+
+// Tool returns a live tool with its current prior.
+func (r *Router) Tool(id string) (catalog.Tool, bool) {
+	view := r.view.Load()
+	e := view.byID[id]
+	if e == nil || e.removed {
+		return catalog.Tool{}, false
+	}
+	return r.withPrior(view, e), true
+}
+
+// Tools returns the live tools, in the order they were first added.
+func (r *Router) Tools() []catalog.Tool {
+	view := r.view.Load()
+	out := make([]catalog.Tool, len(view.live))
+	for i, e := range view.live {
+		out[i] = r.withPrior(view, e)
+	}
+	return out
+}
+
+func (r *Router) withPrior(view *catalogView, e *entry) catalog.Tool {
+	t := e.tool
+	if p := view.parts[e.index]; p != nil {
+		cp := *p
+		t.Prior = &cp
+	}
+	return t
+}
+
+// reconcile puts the configured tools, and removes stored ones absent from them when prune.
+func (r *Router) reconcile(ctx context.Context, tools []catalog.Tool, prune bool) error {
+	if _, _, err := r.PutTools(ctx, tools); err != nil {
+		var ie *InputError
+		if errors.As(err, &ie) {
+			return fmt.Errorf("catalog: %w", err)
+		}
+		return err
+	}
+	if !prune {
+		return nil
+	}
+	keep := map[string]bool{}
+	for _, t := range tools {
+		keep[t.ID] = true
+	}
+	for _, e := range r.view.Load().live {
+		if !keep[e.tool.ID] {
+			if err := r.DeleteTool(ctx, e.tool.ID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

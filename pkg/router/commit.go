@@ -1,0 +1,155 @@
+package router
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// committer is the router's single writer: it takes the records waiting for storage in one
+// batch, appends them in one durable commit (group commit), then applies them in log order
+// under the router's lock and acknowledges them. So the live state is always exactly the
+// durable state (a record that failed to commit was never applied), and a snapshot taken
+// between batches covers a prefix of the log.
+type committer struct {
+	r        *Router
+	queue    chan *op
+	quit     chan struct{}
+	finished chan struct{}
+	stopOnce sync.Once
+
+	seq       uint64 // last applied sequence number (committer goroutine, and under r.mu)
+	sinceSnap int
+	lastErr   atomic.Pointer[string]
+}
+
+// op is one change: its records are appended in the same commit, so it is durable whole or
+// not at all.
+type op struct {
+	recs  [][]byte
+	apply func() // called under r.mu once the records are durable; may be nil
+	done  chan error
+}
+
+func newCommitter(r *Router) *committer {
+	return &committer{r: r, seq: r.loadedSeq, queue: make(chan *op, r.cfg.MaxQueue), quit: make(chan struct{}), finished: make(chan struct{})}
+}
+
+// submit queues recs and waits until they are durable and applied. If ctx ends first they may
+// still be committed later.
+func (c *committer) submit(ctx context.Context, apply func(), recs ...[]byte) (uint64, error) {
+	o := &op{recs: recs, apply: apply, done: make(chan error, 1)}
+	select {
+	case <-c.quit:
+		return 0, ErrClosed
+	default:
+	}
+	select {
+	case c.queue <- o:
+	default:
+		return 0, ErrOverloaded
+	}
+	select {
+	case err := <-o.done:
+		return 0, err
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-c.finished:
+		select {
+		case err := <-o.done:
+			return 0, err
+		default:
+			return 0, ErrClosed
+		}
+	}
+}
+
+func (c *committer) run() {
+	defer close(c.finished)
+	batch := make([]*op, 0, c.r.cfg.MaxBatch)
+	for {
+		select {
+		case o := <-c.queue:
+			batch = append(batch[:0], o)
+		case <-c.quit:
+			for {
+				batch = batch[:0]
+				for len(batch) < c.r.cfg.MaxBatch {
+					select {
+					case o := <-c.queue:
+						batch = append(batch, o)
+						continue
+					default:
+					}
+					break
+				}
+				if len(batch) == 0 {
+					return
+				}
+				c.process(batch)
+			}
+		}
+	fill:
+		for len(batch) < c.r.cfg.MaxBatch {
+			select {
+			case o := <-c.queue:
+				batch = append(batch, o)
+			default:
+				break fill
+			}
+		}
+		c.process(batch)
+		if c.sinceSnap >= c.r.cfg.SnapshotEvery {
+			c.sinceSnap = 0
+			c.r.snapshot(context.Background()) // a failure is reported through hooks and degraded()
+		}
+	}
+}
+
+func (c *committer) process(batch []*op) {
+	var recs [][]byte
+	for _, o := range batch {
+		recs = append(recs, o.recs...)
+	}
+	start := time.Now()
+	last, err := c.r.store.Append(context.Background(), recs)
+	if h := c.r.cfg.Hooks.Commit; h != nil {
+		h(len(recs), time.Since(start), err)
+	}
+	if err != nil {
+		msg := err.Error()
+		c.lastErr.Store(&msg)
+		for _, o := range batch {
+			o.done <- err
+		}
+		return
+	}
+	c.lastErr.Store(nil)
+	c.r.mu.Lock()
+	for _, o := range batch {
+		if o.apply != nil {
+			o.apply()
+		}
+	}
+	c.seq = last
+	c.r.mu.Unlock()
+	for _, o := range batch {
+		o.done <- nil
+	}
+	c.sinceSnap += len(recs)
+}
+
+// degraded returns the last storage error, "" after a successful write.
+func (c *committer) degraded() string {
+	if p := c.lastErr.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// stop processes what is queued and ends the writer.
+func (c *committer) stop() {
+	c.stopOnce.Do(func() { close(c.quit) })
+	<-c.finished
+}
