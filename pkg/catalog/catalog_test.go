@@ -129,6 +129,10 @@ func TestProviderKey(t *testing.T) {
 		{Tool{ID: "n8n/n8n-nodes-base/mysql:-execute-sql", Platform: "n8n"}, "n8n-node:n8n-nodes-base/mysql"},
 		{Tool{ID: "n8n/@n8n/n8n-nodes-langchain/calculator", Platform: "n8n"}, "n8n-node:@n8n/n8n-nodes-langchain/calculator"},
 		{Tool{ID: "langchain/langchain-community/terminal", Platform: "langchain"}, "tool:langchain/langchain-community/terminal"},
+		// An n8n tool whose id is not n8n/<package>/<node> (added through rated serve's API)
+		// is a provider of its own; this panicked (found by serve's FuzzPutToolHandler).
+		{Tool{ID: "x/y/z", Platform: "n8n"}, "tool:x/y/z"},
+		{Tool{ID: "n8n/node", Platform: "n8n"}, "tool:n8n/node"},
 	}
 	for _, c := range cases {
 		if got := ProviderKey(&c.tool); got != c.want {

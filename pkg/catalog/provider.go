@@ -28,8 +28,8 @@ func ProviderKey(t *Tool) string {
 			return "host:" + strings.ToLower(rest)
 		}
 	}
-	if t.Platform == "n8n" {
-		if i := strings.LastIndex(t.ID, "/"); i > 0 {
+	if t.Platform == "n8n" && strings.HasPrefix(t.ID, "n8n/") {
+		if i := strings.LastIndex(t.ID, "/"); i > len("n8n/") {
 			node := t.ID[i+1:]
 			if j := strings.Index(node, ":"); j > 0 {
 				node = node[:j]
