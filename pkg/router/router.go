@@ -601,6 +601,9 @@ func checkText(field, s string, limit int) error {
 	return nil
 }
 
+// Frontend returns the router's first stage.
+func (r *Router) Frontend() Frontend { return r.front }
+
 // Info describes the router.
 type Info struct {
 	Policy, Frontend, Calibration string

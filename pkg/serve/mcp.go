@@ -1,0 +1,79 @@
+package serve
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rated-dev/rated/pkg/router"
+)
+
+// FindToolsArgs are the arguments of the MCP tool find_tools.
+type FindToolsArgs struct {
+	Query   string   `json:"query" jsonschema:"what the agent needs a tool for, in natural language"`
+	K       int      `json:"k,omitempty" jsonschema:"how many candidates to rank (default: the server's K)"`
+	Exclude []string `json:"exclude,omitempty" jsonschema:"ids of tools already tried for this request (a fallback after a failure)"`
+}
+
+// ReportOutcomeArgs are the arguments of the MCP tool report_outcome.
+type ReportOutcomeArgs struct {
+	DecisionID  string   `json:"decision_id" jsonschema:"the decision_id returned by find_tools"`
+	Tool        string   `json:"tool" jsonschema:"the id of the tool that was executed"`
+	Executed    bool     `json:"executed" jsonschema:"true when the tool returned without an error or a timeout"`
+	TaskSuccess *bool    `json:"task_success,omitempty" jsonschema:"whether the tool served the request, when known"`
+	LatencyMS   *float64 `json:"latency_ms,omitempty" jsonschema:"the tool's execution time in milliseconds"`
+}
+
+// ReportOutcomeResult is report_outcome's answer.
+type ReportOutcomeResult struct {
+	Status string `json:"status" jsonschema:"recorded, or duplicate when this outcome was already recorded"`
+}
+
+// NewMCPServer returns an MCP server with two tools over r: find_tools ranks the catalog's
+// tools for a request (as POST /v1/select) and report_outcome records what happened when one
+// ran (as POST /v1/feedback). Client errors come back as tool errors naming the field.
+func NewMCPServer(r *router.Router, version string) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "rated", Title: "RATED tool router", Version: version}, &mcp.ServerOptions{
+		Instructions: "Call find_tools with the request to get the tools to try, best first, and a decision_id; " +
+			"after executing a tool, call report_outcome with the decision_id, the tool and whether it ran (and served the request, if known).",
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "find_tools", Title: "Find tools",
+		Description: "Ranks the catalog's tools for a request by relevance and current reliability; the first tool is the router's choice.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: new(bool)}},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in FindToolsArgs) (*mcp.CallToolResult, SelectResponse, error) {
+			sel, err := r.Select(ctx, in.Query, router.SelectOptions{K: in.K, Exclude: in.Exclude})
+			if err != nil {
+				return nil, SelectResponse{}, err
+			}
+			return nil, toResponse(sel), nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "report_outcome", Title: "Report a tool's outcome",
+		Description: "Records whether a tool chosen by find_tools executed (and served the request), so the router learns which tools work now."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in ReportOutcomeArgs) (*mcp.CallToolResult, ReportOutcomeResult, error) {
+			executed := in.Executed
+			rc, err := report(ctx, r, feedbackRequest{DecisionID: in.DecisionID, Tool: in.Tool, Executed: &executed,
+				TaskSuccess: in.TaskSuccess, LatencyMS: in.LatencyMS})
+			if err != nil {
+				return nil, ReportOutcomeResult{}, err
+			}
+			if rc.Duplicate {
+				return nil, ReportOutcomeResult{Status: "duplicate"}, nil
+			}
+			return nil, ReportOutcomeResult{Status: "recorded"}, nil
+		})
+	return srv
+}
+
+// NewMCPHandler serves the MCP server over streamable HTTP (mount it at /mcp).
+func NewMCPHandler(r *router.Router, version string, maxBody int64) http.Handler {
+	srv := NewMCPServer(r, version)
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: maxBody})
+}
+
+// ServeStdio runs the MCP server on standard input and output until ctx ends or the client
+// disconnects.
+func ServeStdio(ctx context.Context, r *router.Router, version string) error {
+	return NewMCPServer(r, version).Run(ctx, &mcp.StdioTransport{})
+}
