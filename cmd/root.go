@@ -31,5 +31,6 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newCrawlCmd())
 	root.AddCommand(newFinetuneCmd())
 	root.AddCommand(newSetupCmd())
+	root.AddCommand(newServeCmd())
 	return root
 }

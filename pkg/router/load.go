@@ -7,6 +7,7 @@ import (
 
 	"github.com/rated-dev/rated/internal/binenc"
 	"github.com/rated-dev/rated/pkg/bandit"
+	"github.com/rated-dev/rated/pkg/state"
 )
 
 // load rebuilds the state from the store: the latest snapshot, then every record after it,
@@ -160,4 +161,70 @@ func (r *Router) snapshot(ctx context.Context) error {
 		h(len(data), time.Since(start), err)
 	}
 	return err
+}
+
+// LoggedReport is one report found in a store's log.
+type LoggedReport struct {
+	Seq        uint64
+	DecisionID string
+	Tool       string
+	Outcome    Outcome
+}
+
+// LoggedReports calls fn for every report in store's log after its latest snapshot, in order,
+// with tool ids resolved (for inspection and for checks that acknowledged reports are there).
+// Run it on a store no router has open.
+func LoggedReports(ctx context.Context, store state.Store, fn func(LoggedReport) error) error {
+	seq, data, ok, err := store.LoadSnapshot(ctx)
+	if err != nil {
+		return err
+	}
+	ids := map[int]string{}
+	dim := -1
+	if ok {
+		s, err := decodeSnapshot(data)
+		if err != nil {
+			return err
+		}
+		for _, e := range s.entries {
+			ids[e.index] = e.tool.ID
+		}
+		dim = s.dim
+	}
+	return store.Records(ctx, seq, func(seq uint64, raw []byte) error {
+		if len(raw) == 0 {
+			return fmt.Errorf("record %d is empty", seq)
+		}
+		rd := binenc.NewReader(raw[1:])
+		switch raw[0] {
+		case recTool:
+			_ = rd.String() // provider key
+			e := readEntry(rd)
+			if err := rd.Err(); err != nil {
+				return fmt.Errorf("record %d: %w", seq, err)
+			}
+			ids[e.index] = e.tool.ID
+		case recReport:
+			d := dim
+			if d < 0 { // no snapshot yet: take the record's own context length
+				probe := binenc.NewReader(raw[1:])
+				_ = probe.String()
+				probe.Varint()
+				probe.Varint()
+				probe.Int()
+				d = len(probe.Float32s())
+			}
+			rec := decodeReport(rd, d)
+			if err := rd.End(); err != nil {
+				return fmt.Errorf("record %d: %w", seq, err)
+			}
+			o := Outcome{Executed: rec.fb.Executed}
+			if rec.fb.TaskKnown {
+				task := rec.fb.Task
+				o.Task = &task
+			}
+			return fn(LoggedReport{Seq: seq, DecisionID: rec.decision, Tool: ids[rec.step.cands[rec.pos].Tool], Outcome: o})
+		}
+		return nil
+	})
 }

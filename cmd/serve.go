@@ -1,0 +1,265 @@
+package cmd
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+
+	"github.com/rated-dev/rated/pkg/bandit"
+	"github.com/rated-dev/rated/pkg/catalog"
+	"github.com/rated-dev/rated/pkg/decisionlog"
+	"github.com/rated-dev/rated/pkg/defaultbench"
+	"github.com/rated-dev/rated/pkg/encode"
+	"github.com/rated-dev/rated/pkg/provenance"
+	"github.com/rated-dev/rated/pkg/retrieve"
+	"github.com/rated-dev/rated/pkg/router"
+	"github.com/rated-dev/rated/pkg/serve"
+	"github.com/rated-dev/rated/pkg/state"
+)
+
+// serveFlags are the settings of `rated serve`.
+type serveFlags struct {
+	catalog, model, retriever, stateDir, addr, policy, calibration string
+	logDir, tokenFile, mcp                                         string
+	ephemeral, prune, logContext                                   bool
+	k, contextDim, cacheSize, logFiles, rateBurst, snapshotEvery   int
+	logMB, maxBody                                                 int64
+	rateLimit                                                      float64
+	step, grace                                                    time.Duration
+}
+
+func newServeCmd() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve --catalog FILE (--model M | --retriever bm25) --state DIR",
+		Short: "Serve reliability-aware tool selection to live agents: HTTP JSON API, MCP, durable state",
+		Long: `Serves a tool catalog to agent runtimes. POST /v1/select ranks the tools for a request with the
+selection policy (the recommended one by default: learned relevance × health layer) and returns a
+decision id; POST /v1/feedback reports whether the chosen tool executed (and served the request);
+GET/PUT/DELETE /v1/tools/{id} edit the catalog live; /healthz, /metrics (Prometheus) and
+/v1/openapi.yaml describe the server. With --mcp http the same router is also an MCP server at
+/mcp (tools find_tools and report_outcome); with --mcp stdio it speaks MCP on stdin/stdout only.
+
+Every acknowledged feedback is durable in --state DIR (an embedded bbolt database) and the state
+is reloaded on start; one process per state directory. The query encoder is an installed model
+folder or a path (--model NAME|PATH), an OpenAI-compatible embeddings endpoint (--model
+openai:URL[#MODEL], key in $OPENAI_API_KEY), or BM25 with hashed contexts (--retriever bm25).
+
+Calibration: policies that read P(relevant | retrieval features) take it from --calibration FILE
+(a table2.json of rated eval dynamic with the same retriever, or {"weights": [...]}); without it,
+the first start fits it on the embedded default benchmark's dev split with the same encoder,
+says so, and stores it in the state.
+
+docs/SERVE.md has the details; docs/DECISION-LOG.md the --decision-log format.`,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.catalog, "catalog", "", "tool catalog (JSONL, as written by rated crawl): added or updated on start")
+	fl.BoolVar(&f.prune, "prune-catalog", false, "remove stored tools that are not in --catalog")
+	fl.StringVar(&f.model, "model", "", "query encoder: an installed model folder's name, a path, openai:URL[#MODEL] (key in $OPENAI_API_KEY), or auto")
+	fl.StringVar(&f.retriever, "retriever", "", "bm25: BM25 with hashed bag-of-words contexts, no encoder")
+	fl.IntVar(&f.contextDim, "context-dim", 384, "context dimension of --retriever bm25")
+	fl.StringVar(&f.stateDir, "state", "", "state directory (embedded database); required unless --ephemeral")
+	fl.BoolVar(&f.ephemeral, "ephemeral", false, "keep the state in memory only (nothing survives a restart)")
+	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address of the HTTP API")
+	fl.StringVar(&f.policy, "policy", "", "policy spec YAML (a pkg/bandit Spec; default: the embedded configs/recommended.yaml)")
+	fl.IntVar(&f.k, "k", 10, "candidates per decision")
+	fl.StringVar(&f.calibration, "calibration", "", "calibrator JSON or a table2.json of rated eval dynamic with the same retriever")
+	fl.IntVar(&f.snapshotEvery, "snapshot-every", 10000, "records between snapshots of the whole state (restart replays at most this many)")
+	fl.DurationVar(&f.step, "step", 0, "wall-clock length of one policy step (0: one step per select, as in the simulator)")
+	fl.IntVar(&f.cacheSize, "query-cache", 10000, "query embeddings kept in memory")
+	fl.StringVar(&f.logDir, "decision-log", "", "directory of the decision log (JSONL, rotated by size; docs/DECISION-LOG.md)")
+	fl.Int64Var(&f.logMB, "decision-log-mb", 64, "rotate the decision log at this many MiB")
+	fl.IntVar(&f.logFiles, "decision-log-files", 0, "keep at most this many decision-log files (0: all)")
+	fl.BoolVar(&f.logContext, "decision-log-context", true, "write each decision's context vector (needed to replay other policies on the log)")
+	fl.StringVar(&f.tokenFile, "token-file", "", "file holding the bearer token required on /v1/ and /mcp (or set RATED_SERVE_TOKEN)")
+	fl.Float64Var(&f.rateLimit, "rate-limit", 0, "requests per second on /v1/ and /mcp (0: unlimited)")
+	fl.IntVar(&f.rateBurst, "rate-burst", 0, "burst above --rate-limit (default: one second's worth)")
+	fl.Int64Var(&f.maxBody, "max-body", 1<<20, "largest request body in bytes")
+	fl.StringVar(&f.mcp, "mcp", "", "MCP server: http (at /mcp beside the JSON API) or stdio (MCP on stdin/stdout only)")
+	fl.DurationVar(&f.grace, "shutdown-grace", 10*time.Second, "how long requests in flight may finish after SIGINT/SIGTERM")
+	return cmd
+}
+
+func runServe(cmd *cobra.Command, f serveFlags) error {
+	log := cmd.ErrOrStderr()
+	switch f.mcp {
+	case "", "http", "stdio":
+	default:
+		return fmt.Errorf("--mcp %q: must be http or stdio", f.mcp)
+	}
+	if (f.stateDir == "") == !f.ephemeral {
+		return fmt.Errorf("give --state DIR (durable) or --ephemeral (in memory), not both or neither")
+	}
+	var tools []catalog.Tool
+	if f.catalog != "" {
+		var err error
+		if tools, err = catalog.ReadJSONL(f.catalog); err != nil {
+			return err
+		}
+	}
+	spec, err := loadPolicySpec(f.policy)
+	if err != nil {
+		return err
+	}
+	token := os.Getenv("RATED_SERVE_TOKEN")
+	if f.tokenFile != "" {
+		raw, err := os.ReadFile(f.tokenFile)
+		if err != nil {
+			return fmt.Errorf("--token-file: %w", err)
+		}
+		token = strings.TrimSpace(string(raw))
+		if token == "" {
+			return fmt.Errorf("--token-file %s is empty", f.tokenFile)
+		}
+	}
+	front, closeFront, err := serveFrontend(cmd, f)
+	if err != nil {
+		return err
+	}
+	defer closeFront()
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	cfg := router.Config{Frontend: front, Policy: spec, K: f.k, Tools: tools, PruneCatalog: f.prune, StepEvery: f.step,
+		SnapshotEvery: f.snapshotEvery, Progress: newProgress(log, "encode catalog")}
+	if f.calibration != "" {
+		if cfg.Calibrator, cfg.CalibrationNote, err = router.LoadCalibration(f.calibration, front.Name()); err != nil {
+			return err
+		}
+	}
+	cfg.Calibrate = func() (*bandit.Calibrator, string, error) {
+		fmt.Fprintf(log, "calibration: none given or stored; fitting it on the embedded default benchmark's dev split with %s (pass --calibration to use your own)\n", front.Name())
+		b, err := defaultbench.Load()
+		if err != nil {
+			return nil, "", err
+		}
+		c, note, err := router.FitCalibration(front, b, "dev", f.k)
+		return c, note + " (embedded default benchmark)", err
+	}
+	reg := prometheus.NewRegistry()
+	cfg.Hooks = serve.RouterHooks(reg)
+	if f.ephemeral {
+		cfg.Store = state.NewMemory()
+	} else if cfg.Store, err = state.OpenBolt(f.stateDir, state.BoltOptions{}); err != nil {
+		return err
+	}
+	if f.logDir != "" {
+		if cfg.Log, err = decisionlog.Open(f.logDir, decisionlog.Options{MaxBytes: f.logMB << 20, MaxFiles: f.logFiles}); err != nil {
+			cfg.Store.Close()
+			return err
+		}
+		cfg.LogContext = f.logContext
+	}
+	r, err := router.New(ctx, cfg)
+	if err != nil {
+		cfg.Store.Close()
+		if cfg.Log != nil {
+			cfg.Log.Close()
+		}
+		return err
+	}
+	info := r.Info()
+	where := "in memory (--ephemeral)"
+	if !f.ephemeral {
+		where = f.stateDir
+	}
+	fmt.Fprintf(log, "rated serve: policy %s, retriever %s, %d tools, step %d, state %s\ncalibration: %s\n",
+		info.Policy, info.Frontend, info.Tools, info.Step, where, orNone(info.Calibration))
+	version := provenance.Current().String()
+	if f.mcp == "stdio" {
+		err := serve.ServeStdio(ctx, r, version)
+		return errors.Join(err, r.Close())
+	}
+	srv := serve.New(r, serve.Options{Token: token, MaxBodyBytes: f.maxBody, RateLimit: f.rateLimit, RateBurst: f.rateBurst,
+		MCP: f.mcp == "http", Version: version, Registry: reg})
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return errors.Join(fmt.Errorf("--addr: %w", err), r.Close())
+	}
+	fmt.Fprintf(log, "rated serve: listening on http://%s\n", ln.Addr())
+	err = srv.Serve(ctx, ln, f.grace)
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	cerr := r.Close()
+	if err == nil && cerr == nil {
+		fmt.Fprintln(log, "rated serve: stopped; state saved")
+	}
+	return errors.Join(err, cerr)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none (the policy reads no calibrated relevance)"
+	}
+	return s
+}
+
+// loadPolicySpec reads a policy spec YAML (unknown keys are errors); "" is the recommended one.
+func loadPolicySpec(path string) (*bandit.Spec, error) {
+	if path == "" {
+		return nil, nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--policy: %w", err)
+	}
+	var s bandit.Spec
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("--policy %s: %w", path, err)
+	}
+	if err := s.Validate(path); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// serveFrontend builds the first stage: --retriever bm25, or the encoder --model names (an
+// installed model folder, a path, or openai:URL[#MODEL], as every command takes it).
+func serveFrontend(cmd *cobra.Command, f serveFlags) (router.Frontend, func(), error) {
+	noop := func() {}
+	switch {
+	case f.retriever != "" && f.retriever != "bm25":
+		return nil, noop, fmt.Errorf("--retriever %q: only bm25 (a dense encoder comes from --model)", f.retriever)
+	case f.retriever == "bm25" && f.model != "":
+		return nil, noop, fmt.Errorf("give --model or --retriever bm25, not both")
+	case f.retriever == "bm25":
+		front, err := router.NewLexicalFrontend(f.contextDim)
+		return front, noop, err
+	case f.model == "":
+		return nil, noop, fmt.Errorf("--model is required (a model folder name, a path, openai:URL[#MODEL], or auto), or --retriever bm25")
+	}
+	h, err := assetHome(cmd)
+	if err != nil {
+		return nil, noop, err
+	}
+	// No embedding cache on disk: document vectors live in the state, and an append-only cache
+	// would grow with every distinct query; repeated queries hit the in-memory cache instead.
+	enc, err := encoderSource(h, encode.Options{}).Open(f.model)
+	if err != nil {
+		return nil, noop, fmt.Errorf("--model: %w", err)
+	}
+	if retrieve.IsEndpoint(f.model) {
+		// An endpoint reports its dimension with its first answer.
+		if _, err := enc.EncodeQueries([]string{"dimension probe"}); err != nil {
+			enc.Close()
+			return nil, noop, fmt.Errorf("--model %s: %w", f.model, err)
+		}
+	}
+	return router.NewDenseFrontend(enc, f.cacheSize), func() { enc.Close() }, nil
+}

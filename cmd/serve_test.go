@@ -1,0 +1,311 @@
+package cmd
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/rated-dev/rated/internal/testassets"
+	"github.com/rated-dev/rated/pkg/catalog"
+	"github.com/rated-dev/rated/pkg/decisionlog"
+	"github.com/rated-dev/rated/pkg/defaultbench"
+	"github.com/rated-dev/rated/pkg/router"
+	"github.com/rated-dev/rated/pkg/state"
+)
+
+var ratedBinary struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// binary builds the rated command once per test run (process-level tests: kill -9, signals,
+// MCP over stdio).
+func binary(t *testing.T) string {
+	t.Helper()
+	ratedBinary.once.Do(func() {
+		dir, err := os.MkdirTemp("", "rated-bin-")
+		if err != nil {
+			ratedBinary.err = err
+			return
+		}
+		ratedBinary.path = filepath.Join(dir, "rated")
+		out, err := exec.Command("go", "build", "-o", ratedBinary.path, testassets.Root(t)).CombinedOutput()
+		if err != nil {
+			ratedBinary.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if ratedBinary.err != nil {
+		t.Fatal(ratedBinary.err)
+	}
+	return ratedBinary.path
+}
+
+// catalogFile writes the embedded default benchmark's catalog (316 tools) as JSONL.
+func catalogFile(t *testing.T) (string, []string) {
+	t.Helper()
+	b, err := defaultbench.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "catalog.jsonl")
+	if err := catalog.WriteJSONL(path, b.Tools); err != nil {
+		t.Fatal(err)
+	}
+	var queries []string
+	for _, q := range b.SplitQueries("test") {
+		queries = append(queries, q.Text)
+	}
+	return path, queries
+}
+
+// server is a running `rated serve`.
+type server struct {
+	cmd    *exec.Cmd
+	base   string
+	stderr *bytes.Buffer
+	mu     *sync.Mutex
+	done   chan error
+}
+
+// startServer runs rated serve on 127.0.0.1 with a free port and waits until it listens.
+func startServer(t *testing.T, args ...string) *server {
+	t.Helper()
+	cmd := exec.Command(binary(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &server{cmd: cmd, stderr: &bytes.Buffer{}, mu: &sync.Mutex{}, done: make(chan error, 1)}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		for sc.Scan() {
+			line := sc.Text()
+			s.mu.Lock()
+			s.stderr.WriteString(line + "\n")
+			s.mu.Unlock()
+			if a, ok := strings.CutPrefix(line, "rated serve: listening on "); ok {
+				addr <- a
+			}
+		}
+		s.done <- cmd.Wait()
+	}()
+	select {
+	case s.base = <-addr:
+	case err := <-s.done:
+		t.Fatalf("rated serve exited: %v\n%s", err, s.log())
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("rated serve did not listen within 60 s\n%s", s.log())
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			<-s.done
+		}
+	})
+	return s
+}
+
+func (s *server) log() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stderr.String()
+}
+
+func post(base, path string, body any, out any) (int, error) {
+	raw, _ := json.Marshal(body)
+	resp, err := http.Post(base+path, "application/json", bytes.NewReader(raw))
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if out != nil && resp.StatusCode == 200 {
+		if err := json.Unmarshal(data, out); err != nil {
+			return resp.StatusCode, err
+		}
+	}
+	return resp.StatusCode, nil
+}
+
+type ack struct {
+	decision, tool string
+	executed       bool
+}
+
+type selection struct {
+	DecisionID string `json:"decision_id"`
+	Tools      []struct {
+		ID string `json:"id"`
+	} `json:"tools"`
+}
+
+// load sends select + feedback pairs from workers until stop, and returns the acknowledged
+// reports.
+func load(base string, queries []string, workers int, stop <-chan struct{}) []ack {
+	var mu sync.Mutex
+	var acks []ack
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; ; i += workers {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				var sel selection
+				if code, err := post(base, "/v1/select", map[string]any{"query": queries[i%len(queries)]}, &sel); err != nil || code != 200 || len(sel.Tools) == 0 {
+					continue
+				}
+				a := ack{sel.DecisionID, sel.Tools[0].ID, i%3 != 0}
+				code, err := post(base, "/v1/feedback", map[string]any{"decision_id": a.decision, "tool": a.tool, "executed": a.executed}, nil)
+				if err == nil && code == 200 {
+					mu.Lock()
+					acks = append(acks, a)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return acks
+}
+
+// TestServeKill9UnderLoad kills rated serve with SIGKILL while it takes feedback from eight
+// clients, twice, and checks after each kill that every acknowledged report is in the state on
+// disk; the restarted server loads it and serves, and the decision log reads cleanly.
+func TestServeKill9UnderLoad(t *testing.T) {
+	cat, queries := catalogFile(t)
+	dir := t.TempDir()
+	stateDir, logDir := filepath.Join(dir, "state"), filepath.Join(dir, "log")
+	args := []string{"--retriever", "bm25", "--state", stateDir, "--decision-log", logDir, "--snapshot-every", "1000000000"}
+	total := 0
+	for round := range 2 {
+		extra := []string{}
+		if round == 0 {
+			extra = []string{"--catalog", cat}
+		}
+		s := startServer(t, append(args, extra...)...)
+		stop := make(chan struct{})
+		result := make(chan []ack)
+		go func() { result <- load(s.base, queries, 8, stop) }()
+		time.Sleep(1500 * time.Millisecond)
+		if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		<-s.done
+		close(stop)
+		acks := <-result
+		if len(acks) < 20 {
+			t.Fatalf("round %d: only %d reports acknowledged before the kill\n%s", round, len(acks), s.log())
+		}
+		store, err := state.OpenBolt(stateDir, state.BoltOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.Check(); err != nil {
+			t.Fatalf("round %d: state after kill -9: %v", round, err)
+		}
+		logged := map[ack]bool{}
+		err = router.LoggedReports(context.Background(), store, func(r router.LoggedReport) error {
+			logged[ack{r.DecisionID, r.Tool, r.Outcome.Executed}] = true
+			return nil
+		})
+		store.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range acks {
+			if !logged[a] {
+				t.Fatalf("round %d: acknowledged report %+v is not in the state after kill -9", round, a)
+			}
+		}
+		total += len(acks)
+		t.Logf("round %d: %d acknowledged reports, all in the state (%d recorded in all)", round, len(acks), len(logged))
+	}
+	// The state loads and serves; SIGTERM stops it cleanly.
+	s := startServer(t, args...)
+	var health map[string]any
+	resp, err := http.Get(s.base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewDecoder(resp.Body).Decode(&health)
+	resp.Body.Close()
+	if health["status"] != "ok" || health["tools"].(float64) != 316 || health["boot"].(float64) != 3 {
+		t.Fatalf("after two kills: %v", health)
+	}
+	acks := load(s.base, queries[:20], 1, closedAfter(300*time.Millisecond))
+	if len(acks) == 0 {
+		t.Fatal("the restarted server takes no feedback")
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	if err := <-s.done; err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, s.log())
+	}
+	if !strings.Contains(s.log(), "stopped; state saved") {
+		t.Fatalf("no clean stop:\n%s", s.log())
+	}
+	files, _ := decisionlog.Files(logDir, "decisions")
+	if _, err := decisionlog.ReadFiles(files, func(decisionlog.Record) error { return nil }); err != nil {
+		t.Fatalf("decision log after kills: %v", err)
+	}
+	t.Logf("%d acknowledged reports over two kills", total)
+}
+
+func closedAfter(d time.Duration) <-chan struct{} {
+	c := make(chan struct{})
+	time.AfterFunc(d, func() { close(c) })
+	return c
+}
+
+// TestServeMCPStdio drives `rated serve --mcp stdio` with the SDK's client over the process's
+// stdin and stdout.
+func TestServeMCPStdio(t *testing.T) {
+	cat, _ := catalogFile(t)
+	cmd := exec.Command(binary(t), "serve", "--mcp", "stdio", "--retriever", "bm25", "--ephemeral", "--catalog", cat)
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "find_tools", Arguments: map[string]any{"query": "create a github pull request", "k": 3}})
+	if err != nil || res.IsError {
+		t.Fatalf("find_tools: %v %+v", err, res)
+	}
+	var sel selection
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &sel); err != nil || len(sel.Tools) != 3 || !strings.Contains(sel.Tools[0].ID, "pull_request") {
+		t.Fatalf("find_tools answered %s", raw)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "report_outcome", Arguments: map[string]any{
+		"decision_id": sel.DecisionID, "tool": sel.Tools[0].ID, "executed": true, "task_success": true}})
+	if err != nil || res.IsError {
+		t.Fatalf("report_outcome: %v %+v", err, res)
+	}
+}
