@@ -19,6 +19,7 @@ func newEvalDynamicCmd() *cobra.Command {
 	var workers int
 	var enc encodingFlags
 	var sweep bool
+	var decisionLog string
 	cmd := &cobra.Command{
 		Use:   "dynamic",
 		Short: "Table 2: failure injection, every selection policy (Post-Fail SR, FSR, adaptation steps)",
@@ -91,7 +92,7 @@ and commit.`,
 				return nil
 			}
 			out, err := evaldynamic.Run(cmd.Context(), cfg, res, evaldynamic.Options{
-				OutDir: outDir, Workers: workers, Now: time.Now,
+				OutDir: outDir, Workers: workers, Now: time.Now, DecisionLog: decisionLog,
 				Progress:   newProgress(log, "eval dynamic"),
 				Provenance: runRecord(h),
 			})
@@ -109,6 +110,7 @@ and commit.`,
 	f.StringVar(&outDir, "out", "runs/dynamic", "output directory")
 	enc.register(f)
 	f.IntVar(&workers, "workers", 0, "parallel runs (default: GOMAXPROCS)")
+	f.StringVar(&decisionLog, "decision-log", "", "also write every run's decisions and outcomes to this directory, in rated serve's decision-log format (docs/DECISION-LOG.md)")
 	f.BoolVar(&sweep, "sweep", false, "tune the policy of the configuration's sweep section on a non-test split instead of writing Table 2")
 	f.Int("steps", 0, "override dynamic.steps")
 	f.UintSlice("seeds", nil, "override dynamic.seeds")

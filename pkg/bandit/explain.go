@@ -105,18 +105,7 @@ func Rank(p Policy, s *Step) Ranking {
 	if e, ok := p.(Explainer); ok {
 		r.Parts = make([]Parts, n)
 		e.Explain(s, r.Parts)
-		for i := 0; i < n; i++ {
-			if s.Allowed(i) {
-				r.Order = append(r.Order, i)
-			}
-		}
-		sort.SliceStable(r.Order, func(a, b int) bool {
-			pa, pb := r.Parts[r.Order[a]], r.Parts[r.Order[b]]
-			if pa.Masked != pb.Masked {
-				return !pa.Masked
-			}
-			return pa.Score > pb.Score
-		})
+		r.Order = Order(s, r.Parts)
 		if len(r.Order) == 0 {
 			r.Order = []int{p.Choose(s)} // every position excluded: the policy's own fallback
 		}
@@ -158,6 +147,25 @@ func Rank(p Policy, s *Step) Ranking {
 		r.Propensity[pos] = 1
 	}
 	return r
+}
+
+// Order is an explaining policy's ranking of s's allowed positions from their parts: the
+// unmasked ones by descending Score, then the masked ones, ties to the earlier position.
+func Order(s *Step, parts []Parts) []int {
+	var order []int
+	for i := range parts {
+		if s.Allowed(i) {
+			order = append(order, i)
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		pa, pb := parts[order[a]], parts[order[b]]
+		if pa.Masked != pb.Masked {
+			return !pa.Masked
+		}
+		return pa.Score > pb.Score
+	})
+	return order
 }
 
 // Describe returns, for a choice p just made on s by Choose, each candidate's parts (nil unless

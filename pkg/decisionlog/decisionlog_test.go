@@ -20,8 +20,8 @@ func sampleDecision(id string) *Decision {
 	return &Decision{V: Version, Kind: KindDecision, ID: id, Time: &when, T: 7, Source: SourceServe,
 		Policy: "RATED-R", Query: Query{Text: "weather in Paris"}, Chosen: "b", ChosenPosition: 1,
 		Candidates: []Candidate{
-			{Tool: "a", Semantic: 0.8, Calibrated: 0.4, Prior: 0.5, Score: Float(0.1), Relevance: Float(0.4), Reliability: Float(0.25), Masked: true, Rank: 1},
-			{Tool: "b", Semantic: 0.7, Calibrated: 0.3, Prior: 0.6, Score: Float(0.3), Relevance: Float(0.3), Reliability: Float(1), Propensity: 1, Rank: 0},
+			{Tool: "a", Semantic: 0.8, Calibrated: 0.4, Prior: 0.5, Score: Float(0.1), Relevance: Float(0.4), Reliability: Float(0.25), Masked: true, Rank: Int(1)},
+			{Tool: "b", Semantic: 0.7, Calibrated: 0.3, Prior: 0.6, Score: Float(0.3), Relevance: Float(0.3), Reliability: Float(1), Propensity: 1, Rank: Int(0)},
 		}}
 }
 

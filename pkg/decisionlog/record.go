@@ -88,8 +88,10 @@ type Candidate struct {
 	Masked      bool     `json:"masked,omitempty"`
 	// Propensity is the probability that the logging policy chose this candidate.
 	Propensity float64 `json:"propensity"`
-	// Rank is the candidate's place in the policy's ranking (0 = chosen), -1 when excluded.
-	Rank int `json:"rank"`
+	// Rank is the candidate's place in the policy's ranking (0 = chosen, then its fallback
+	// order); null when the candidate was excluded or the logger did not rank it (simulator logs
+	// of policies without scores rank only the chosen candidate).
+	Rank *int `json:"rank"`
 }
 
 // Run identifies one simulator run.
@@ -128,6 +130,9 @@ func Float(v float64) *float64 {
 	}
 	return &v
 }
+
+// Int returns a pointer to v.
+func Int(v int) *int { return &v }
 
 // EncodeContext packs a context vector as base64 of little-endian float32 values.
 func EncodeContext(x []float64) string {

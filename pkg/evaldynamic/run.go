@@ -30,6 +30,9 @@ type Options struct {
 	// Provenance carries the rated build and the asset home; Run adds the retriever and encoder
 	// it ran with and writes the record into table2.json and config.yaml.
 	Provenance provenance.Record
+	// DecisionLog, when set, is a directory that receives every run's decisions and outcomes
+	// in the decision-log format of rated serve (docs/DECISION-LOG.md).
+	DecisionLog string
 }
 
 // Result is what a run produced.
@@ -63,6 +66,9 @@ func Run(ctx context.Context, cfg *Config, res Resources, opts Options) (*Result
 		Scenarios: cfg.Scenarios, Protocols: cfg.Protocols, Policies: cfg.Policies, Seeds: cfg.Dynamic.Seeds,
 		Steps: cfg.Dynamic.Steps, K: cfg.Retrieval.K, Weights: cfg.Fusion,
 		Summary: cfg.Summary(), ASWindow: cfg.Dynamic.ASWindow, CurveStride: cfg.Dynamic.CurveStride,
+	}
+	if opts.DecisionLog != "" {
+		grid.Loggers = decisionLoggers(opts.DecisionLog, res.Bench, info.Retriever)
 	}
 	total := len(grid.Protocols) * len(grid.Scenarios) * len(grid.Policies) * len(grid.Seeds)
 	done := 0

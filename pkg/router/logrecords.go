@@ -25,12 +25,9 @@ func (r *Router) decisionRecord(d *decision, found []retrieve.Candidate, rank ba
 		}
 		rec.Context, rec.ContextDim = decisionlog.EncodeContext(x), len(x)
 	}
-	ranks := make([]int, len(found))
-	for i := range ranks {
-		ranks[i] = -1
-	}
+	ranks := make([]*int, len(found))
 	for place, pos := range rank.Order {
-		ranks[pos] = place
+		ranks[pos] = decisionlog.Int(place)
 	}
 	for i, c := range d.step.cands {
 		lc := decisionlog.Candidate{Tool: found[i].ID, Semantic: c.Sem, Calibrated: c.Relevance, Prior: c.Prior,

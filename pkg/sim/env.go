@@ -141,6 +141,22 @@ func (p Protocol) feedback(executed, relevant bool, seed uint64, t, attempt int)
 // budget executions per step. It learns from each execution what the protocol shows. The step
 // succeeds (SR) when the tool that executed is relevant to the query. seed drives the judge.
 func Run(w *World, stream []int, sched *Schedule, pol bandit.Policy, k, budget int, proto Protocol, seed uint64) []metrics.StepOutcome {
+	trace, _ := RunLogged(w, stream, sched, pol, k, budget, proto, seed, nil)
+	return trace
+}
+
+// StepLogger receives every choice and every outcome of a run (the decision log).
+type StepLogger interface {
+	// Decision is called after pol chose position chosen of s (s.Attempt earlier attempts).
+	Decision(q *Query, s *bandit.Step, pol bandit.Policy, chosen int) error
+	// Outcome is called after the policy observed fb for position pos; served is the truth
+	// (the tool executed and is relevant).
+	Outcome(q *Query, s *bandit.Step, pos int, fb bandit.Feedback, served bool) error
+}
+
+// RunLogged is Run with every choice and outcome sent to log (nil: none); it stops at the first
+// logging error.
+func RunLogged(w *World, stream []int, sched *Schedule, pol bandit.Policy, k, budget int, proto Protocol, seed uint64, log StepLogger) ([]metrics.StepOutcome, error) {
 	trace := make([]metrics.StepOutcome, len(stream))
 	cands := make([]bandit.Candidate, 0, k)
 	excluded := make([]bool, k)
@@ -172,6 +188,11 @@ func Run(w *World, stream []int, sched *Schedule, pol bandit.Policy, k, budget i
 		for a := 0; a < budget && a < len(cands); a++ {
 			step.Attempt, step.Remaining = a, min(budget, len(cands))-a
 			pos := pol.Choose(step)
+			if log != nil {
+				if err := log.Decision(q, step, pol, pos); err != nil {
+					return trace, err
+				}
+			}
 			tool := cands[pos].Tool
 			ok := sched.Executes(tool, t)
 			relevant := contains(q.Relevant, tool)
@@ -179,7 +200,13 @@ func Run(w *World, stream []int, sched *Schedule, pol bandit.Policy, k, budget i
 			if !ok {
 				out.FailedAttempts++
 			}
-			pol.Observe(step, pos, proto.feedback(ok, relevant, seed, t, a))
+			fb := proto.feedback(ok, relevant, seed, t, a)
+			pol.Observe(step, pos, fb)
+			if log != nil {
+				if err := log.Outcome(q, step, pos, fb, ok && relevant); err != nil {
+					return trace, err
+				}
+			}
 			excluded[pos] = true
 			if ok {
 				out.Success = relevant
@@ -187,7 +214,7 @@ func Run(w *World, stream []int, sched *Schedule, pol bandit.Policy, k, budget i
 			}
 		}
 	}
-	return trace
+	return trace, nil
 }
 
 // Oracle kinds (bandit.OracleKinds): upper bounds that see the failure schedule, labelled as

@@ -26,6 +26,8 @@ type GridSpec struct {
 	ASWindow int
 	// CurveStride keeps every CurveStride-th point of the rolling SR for plots.
 	CurveStride int
+	// Loggers, when set, opens the decision log of each run; close is called when it ends.
+	Loggers func(protocol, scenario, policy string, seed uint64) (log StepLogger, close func() error, err error)
 }
 
 // RunResult is the outcome of one (scenario, policy, seed) run.
@@ -122,8 +124,21 @@ func runOne(w *World, g GridSpec, stream []int, sched *Schedule, proto, sc, pol,
 	if err != nil {
 		return RunResult{}, err
 	}
-	trace := Run(w, stream, sched, p, g.K, spec.AttemptBudget(), protocol, seed)
 	r := RunResult{Protocol: protocol.Name, Scenario: scenario.Name, Policy: spec.Name, Seed: seed}
+	var log StepLogger
+	closeLog := func() error { return nil }
+	if g.Loggers != nil {
+		if log, closeLog, err = g.Loggers(protocol.Name, scenario.Name, spec.Name, seed); err != nil {
+			return r, err
+		}
+	}
+	trace, err := RunLogged(w, stream, sched, p, g.K, spec.AttemptBudget(), protocol, seed, log)
+	if cerr := closeLog(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return r, fmt.Errorf("decision log of protocol %s, scenario %s, policy %s, seed %d: %w", protocol.Name, scenario.Name, spec.Name, seed, err)
+	}
 	onset := scenario.Onset()
 	fail := func(err error) (RunResult, error) {
 		return r, fmt.Errorf("protocol %s, scenario %s, policy %s, seed %d: %w", protocol.Name, scenario.Name, spec.Name, seed, err)
