@@ -54,8 +54,12 @@ func Run(ctx context.Context, cfg Config, do Do) (Result, error) {
 	if !(cfg.Rate > 0) || cfg.Workers <= 0 || cfg.Duration <= 0 || cfg.Requests <= 0 {
 		return Result{}, fmt.Errorf("loadgen: rate, workers, duration and requests must all be > 0: %+v", cfg)
 	}
-	ctx, cancel := context.WithTimeout(ctx, cfg.Duration)
+	// Requests are scheduled over Duration only; those in flight at its end may finish (up to
+	// a minute more) so that a slow tail is measured, not cut off.
+	sched, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
+	reqCtx, cancelReqs := context.WithTimeout(ctx, cfg.Duration+time.Minute)
+	defer cancelReqs()
 	type job struct {
 		i   int
 		due time.Time
@@ -72,7 +76,7 @@ func Run(ctx context.Context, cfg Config, do Do) (Result, error) {
 				if wait := time.Until(j.due); wait > 0 {
 					time.Sleep(wait)
 				}
-				status, err := do(ctx, j.i)
+				status, err := do(reqCtx, j.i)
 				lat := time.Since(j.due)
 				if err != nil {
 					status = 0
@@ -91,10 +95,14 @@ func Run(ctx context.Context, cfg Config, do Do) (Result, error) {
 	interval := time.Duration(float64(time.Second) / cfg.Rate)
 schedule:
 	for i := 0; i < cfg.Requests; i++ {
+		due := start.Add(time.Duration(i) * interval)
+		if due.Sub(start) >= cfg.Duration {
+			break
+		}
 		select {
-		case jobs <- job{i: i, due: start.Add(time.Duration(i) * interval)}:
+		case jobs <- job{i: i, due: due}:
 			res.Sent++
-		case <-ctx.Done():
+		case <-sched.Done():
 			break schedule
 		}
 	}

@@ -95,13 +95,17 @@ func FitCalibration(f Frontend, b *bench.Bench, split string, k int) (*bandit.Ca
 	if err != nil {
 		return nil, "", err
 	}
+	texts := make([]string, len(queries))
+	for i, q := range queries {
+		texts[i] = q.Text
+	}
+	ctxs, err := f.Contexts(texts)
+	if err != nil {
+		return nil, "", err
+	}
 	lists := make([]bandit.CalibrationList, 0, len(queries))
-	for _, q := range queries {
-		ctx, err := f.Context(q.Text)
-		if err != nil {
-			return nil, "", fmt.Errorf("query %s: %w", q.ID, err)
-		}
-		found, err := ix.Search(q.Text, ctx, k)
+	for qi, q := range queries {
+		found, err := ix.Search(q.Text, ctxs[qi], k)
 		if err != nil {
 			return nil, "", fmt.Errorf("query %s: %w", q.ID, err)
 		}

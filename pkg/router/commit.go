@@ -102,7 +102,7 @@ func (c *committer) run() {
 		c.process(batch)
 		if c.sinceSnap >= c.r.cfg.SnapshotEvery {
 			c.sinceSnap = 0
-			c.r.snapshot(context.Background()) // a failure is reported through hooks and degraded()
+			c.r.snapshot(context.Background(), false) // a failure is reported through hooks and degraded()
 		}
 	}
 }

@@ -21,6 +21,8 @@ type Frontend interface {
 	Dim() int
 	// Context returns the query's context vector, unit length.
 	Context(query string) ([]float32, error)
+	// Contexts is Context for many queries at once (batched by an encoder).
+	Contexts(queries []string) ([][]float32, error)
 	// DocVectors embeds tools for the index (nil for a lexical frontend, which needs none).
 	DocVectors(tools []catalog.Tool) ([][]float32, error)
 	// Similarity scores a tool's name against its description for the static prior.
@@ -71,6 +73,18 @@ func (f *DenseFrontend) Context(query string) ([]float32, error) {
 		return nil, fmt.Errorf("encoder %s returned a vector of the wrong shape", f.enc.Name())
 	}
 	return v[0], nil
+}
+
+// Contexts implements Frontend: one batched encoder call.
+func (f *DenseFrontend) Contexts(queries []string) ([][]float32, error) {
+	v, err := f.cache.EncodeQueries(queries)
+	if err != nil {
+		return nil, fmt.Errorf("encode %d queries with %s: %w", len(queries), f.enc.Name(), err)
+	}
+	if len(v) != len(queries) {
+		return nil, fmt.Errorf("encoder %s returned %d vectors for %d queries", f.enc.Name(), len(v), len(queries))
+	}
+	return v, nil
 }
 
 // DocVectors implements Frontend: the documents go through the encoder's document tower in
@@ -149,6 +163,19 @@ func (f *LexicalFrontend) Context(query string) ([]float32, error) {
 	out := make([]float32, len(v))
 	for i, x := range v {
 		out[i] = float32(x)
+	}
+	return out, nil
+}
+
+// Contexts implements Frontend.
+func (f *LexicalFrontend) Contexts(queries []string) ([][]float32, error) {
+	out := make([][]float32, len(queries))
+	for i, q := range queries {
+		v, err := f.Context(q)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
 	}
 	return out, nil
 }

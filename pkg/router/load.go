@@ -135,8 +135,11 @@ func (r *Router) replay(raw []byte, entries *[]*entry, dim int) error {
 }
 
 // snapshot saves the whole state as of the last applied record. It runs on the committer's
-// goroutine or after it stopped, so no record is appended meanwhile.
-func (r *Router) snapshot(ctx context.Context) error {
+// goroutine or after it stopped, so no record is appended meanwhile. Pending decisions go only
+// into the final snapshot (withPending, on Close): there can be tens of thousands, and
+// encoding them under the lock every few thousand reports would stall selections; after a
+// crash they are lost anyway (their reports are refused as unknown decisions).
+func (r *Router) snapshot(ctx context.Context, withPending bool) error {
 	start := time.Now()
 	r.mu.Lock()
 	view := r.view.Load()
@@ -148,7 +151,7 @@ func (r *Router) snapshot(ctx context.Context) error {
 	s := &snapshot{spec: r.specJSON, frontend: r.front.Name(), dim: r.front.Dim(), boot: r.boot, steps: r.steps,
 		epoch: r.epoch.UnixNano(), calibrator: r.calibrator, calibration: r.calibration, entries: view.entries,
 		providers: append([]string(nil), r.provKeys...), policy: pol}
-	for el := r.order.Front(); el != nil; el = el.Next() {
+	for el := r.order.Front(); withPending && el != nil; el = el.Next() {
 		s.pending = append(s.pending, el.Value.(*decision))
 	}
 	data, err := s.encode()

@@ -633,7 +633,7 @@ func (r *Router) Close() error {
 	<-r.janDone
 	var errs []error
 	r.commits.stop()
-	if err := r.snapshot(context.Background()); err != nil {
+	if err := r.snapshot(context.Background(), true); err != nil {
 		errs = append(errs, fmt.Errorf("final snapshot: %w", err))
 	}
 	if r.cfg.Log != nil {

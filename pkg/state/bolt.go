@@ -51,7 +51,16 @@ type Bolt struct {
 	path string
 	mu   sync.RWMutex // guards db against Close during use
 	db   *bolt.DB
+
+	// The records a snapshot covers are deleted in the background, a chunk per transaction, so
+	// that a snapshot never holds the single writer for long.
+	prune     chan struct{}
+	pruneStop chan struct{}
+	pruneDone chan struct{}
 }
+
+// pruneChunk is the number of covered records deleted per transaction.
+const pruneChunk = 1024
 
 var _ Store = (*Bolt)(nil)
 
@@ -97,7 +106,75 @@ func OpenBolt(dir string, opts BoltOptions) (*Bolt, error) {
 		db.Close()
 		return nil, classify("state "+path, err)
 	}
-	return &Bolt{path: path, db: db}, nil
+	b := &Bolt{path: path, db: db, prune: make(chan struct{}, 1), pruneStop: make(chan struct{}), pruneDone: make(chan struct{})}
+	go b.pruner()
+	b.prune <- struct{}{} // records a crash left behind a snapshot
+	return b, nil
+}
+
+// pruner deletes the records covered by the snapshot, pruneChunk per transaction, whenever
+// SaveSnapshot signals.
+func (b *Bolt) pruner() {
+	defer close(b.pruneDone)
+	for {
+		select {
+		case <-b.pruneStop:
+			return
+		case <-b.prune:
+		}
+		for {
+			select {
+			case <-b.pruneStop:
+				return
+			default:
+			}
+			more, err := b.pruneOnce()
+			if err != nil || !more {
+				break // a failure (disk full) is retried at the next snapshot
+			}
+		}
+	}
+}
+
+// pruneOnce deletes up to pruneChunk covered records and reports whether more remain.
+func (b *Bolt) pruneOnce() (more bool, err error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.db == nil {
+		return false, ErrClosed
+	}
+	// Only write when something is covered: an empty commit would still be a transaction.
+	covered := false
+	b.db.View(func(tx *bolt.Tx) error {
+		s := tx.Bucket(bucketMeta).Get(keySnapSeq)
+		k, _ := tx.Bucket(bucketLog).Cursor().First()
+		covered = len(s) == 8 && k != nil && bytes.Compare(k, s) <= 0
+		return nil
+	})
+	if !covered {
+		return false, nil
+	}
+	err = b.db.Update(func(tx *bolt.Tx) error {
+		s := tx.Bucket(bucketMeta).Get(keySnapSeq)
+		if len(s) != 8 {
+			return nil
+		}
+		end := s
+		c := tx.Bucket(bucketLog).Cursor()
+		n := 0
+		for k, _ := c.First(); k != nil && bytes.Compare(k, end) <= 0; k, _ = c.First() {
+			if n == pruneChunk {
+				more = true
+				return nil
+			}
+			if err := c.Delete(); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return more, err
 }
 
 // Path is the database file.
@@ -164,8 +241,9 @@ func (b *Bolt) Records(ctx context.Context, after uint64, fn func(seq uint64, re
 	})
 }
 
-// SaveSnapshot implements Store: the snapshot and the deletion of the records it covers are one
-// transaction, so a crash leaves either the old snapshot with its records or the new one.
+// SaveSnapshot implements Store: one transaction writes the snapshot and its sequence number;
+// the records it covers are then deleted in the background (Records callers pass the
+// snapshot's sequence number, so they never see them).
 func (b *Bolt) SaveSnapshot(ctx context.Context, seq uint64, data []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -184,19 +262,16 @@ func (b *Bolt) SaveSnapshot(ctx context.Context, seq uint64, data []byte) error 
 		if err := meta.Put(keySnap, data); err != nil {
 			return err
 		}
-		if err := meta.Put(keySnapSeq, seqKey(seq)); err != nil {
-			return err
-		}
-		c := log.Cursor()
-		end := seqKey(seq)
-		for k, _ := c.First(); k != nil && bytes.Compare(k, end) <= 0; k, _ = c.First() {
-			if err := c.Delete(); err != nil {
-				return err
-			}
-		}
-		return nil
+		return meta.Put(keySnapSeq, seqKey(seq))
 	})
-	return classify("snapshot to state "+b.path, err)
+	if err != nil {
+		return classify("snapshot to state "+b.path, err)
+	}
+	select {
+	case b.prune <- struct{}{}:
+	default: // a prune is pending already
+	}
+	return nil
 }
 
 // LoadSnapshot implements Store.
@@ -239,6 +314,12 @@ func (b *Bolt) Check() error {
 
 // Close implements Store.
 func (b *Bolt) Close() error {
+	select {
+	case <-b.pruneStop:
+	default:
+		close(b.pruneStop)
+	}
+	<-b.pruneDone
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.db == nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rated-dev/rated/internal/testfs"
 	"github.com/rated-dev/rated/pkg/state"
@@ -152,5 +153,43 @@ func TestBoltDiskFull(t *testing.T) {
 	b.Records(ctx, 0, func(seq uint64, _ []byte) error { seqs = append(seqs, seq); return nil })
 	if fmt.Sprint(seqs) != fmt.Sprint(acked) {
 		t.Fatalf("records after disk full: %v, want the acknowledged %v", seqs, acked)
+	}
+}
+
+// TestBoltPrunesCoveredRecords: the records a snapshot covers disappear in the background,
+// also after a restart interrupted the pruning.
+func TestBoltPrunesCoveredRecords(t *testing.T) {
+	dir := t.TempDir()
+	b := openBolt(t, dir)
+	ctx := context.Background()
+	recs := make([][]byte, 3000)
+	for i := range recs {
+		recs[i] = []byte("r")
+	}
+	b.Append(ctx, recs)
+	if err := b.SaveSnapshot(ctx, 2500, []byte("s")); err != nil {
+		t.Fatal(err)
+	}
+	b.Close() // may interrupt the pruning
+	b = openBolt(t, dir)
+	defer b.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var first uint64
+		n := 0
+		b.Records(ctx, 0, func(seq uint64, _ []byte) error {
+			if n == 0 {
+				first = seq
+			}
+			n++
+			return nil
+		})
+		if first == 2501 && n == 500 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 20 s the log still starts at %d with %d records", first, n)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
