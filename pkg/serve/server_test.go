@@ -8,7 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-
+	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -18,11 +19,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"gopkg.in/yaml.v3"
 
+	"github.com/rated-dev/rated/internal/testfs"
 	"github.com/rated-dev/rated/pkg/bandit"
 	"github.com/rated-dev/rated/pkg/catalog"
 	"github.com/rated-dev/rated/pkg/defaultbench"
 	"github.com/rated-dev/rated/pkg/router"
 	"github.com/rated-dev/rated/pkg/serve"
+	"github.com/rated-dev/rated/pkg/state"
 )
 
 var fixture struct {
@@ -348,4 +351,54 @@ func FuzzPutToolHandler(f *testing.F) {
 	fuzzHandler(f, "PUT", "/v1/tools/x/y/z", `{"name": "z", "platform": "other", "description": "Sends a fax."}`,
 		`{"id": "x/y/z", "name": "z", "platform": "n8n", "endpoints": [{"url": "https://{a}.example.com"}], "tags": ["a"]}`,
 		`{"name": "z", "platform": "other", "probe": {"status": "broken", "latency_ms": 5, "checked_at": "2026-01-01T00:00:00Z"}}`)
+}
+
+// TestDiskFullIs503: on a full file system feedback is answered 503 storage_full naming the
+// cause, /healthz turns degraded, selections still work, and feedback recovers once space is
+// freed.
+func TestDiskFullIs503(t *testing.T) {
+	dir := testfs.Tmpfs(t, 8<<20)
+	store, err := state.OpenBolt(filepath.Join(dir, "state"), state.BoltOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newRouter(t) // the fixture
+	front, _ := router.NewLexicalFrontend(64)
+	r, err := router.New(context.Background(), router.Config{Frontend: front, Tools: fixture.tools, Calibrator: fixture.cal, Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ts := httptest.NewServer(serve.New(r, serve.Options{}).Handler())
+	defer ts.Close()
+	c := client{t: t, base: ts.URL}
+	filler := testfs.Fill(t, dir, 64<<10)
+	var code int
+	var body map[string]any
+	for i := 0; i < 5000; i++ {
+		_, sel := c.do("POST", "/v1/select", `{"query": "send an email"}`)
+		fb := fmt.Sprintf(`{"decision_id": %q, "tool": %q, "executed": true}`, sel["decision_id"], sel["tools"].([]any)[0].(map[string]any)["id"])
+		if code, body = c.do("POST", "/v1/feedback", fb); code != 200 {
+			break
+		}
+	}
+	e, _ := body["error"].(map[string]any)
+	if code != 503 || e["code"] != "storage_full" || !strings.Contains(e["message"].(string), "no space left on device") {
+		t.Fatalf("feedback on a full disk: %d %v", code, body)
+	}
+	if code, h := c.do("GET", "/healthz", ""); code != 503 || h["status"] != "degraded" {
+		t.Fatalf("healthz on a full disk: %d %v", code, h)
+	}
+	if code, _ := c.do("POST", "/v1/select", `{"query": "send an email"}`); code != 200 {
+		t.Fatalf("select on a full disk: %d", code)
+	}
+	os.Remove(filler)
+	_, sel := c.do("POST", "/v1/select", `{"query": "send an email"}`)
+	fb := fmt.Sprintf(`{"decision_id": %q, "tool": %q, "executed": true}`, sel["decision_id"], sel["tools"].([]any)[0].(map[string]any)["id"])
+	if code, body := c.do("POST", "/v1/feedback", fb); code != 200 {
+		t.Fatalf("feedback after freeing space: %d %v", code, body)
+	}
+	if code, h := c.do("GET", "/healthz", ""); code != 200 || h["status"] != "ok" {
+		t.Fatalf("healthz after recovery: %d %v", code, h)
+	}
 }
