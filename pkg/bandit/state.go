@@ -354,6 +354,8 @@ func readLinUCB(r *binenc.Reader, p *DiscountedLinUCB) {
 
 func writeHealth(w *binenc.Writer, l *HealthLayer) {
 	w.Float64(l.pool)
+	w.Float64(l.recoveries)
+	w.Float64(l.downTime)
 	w.Uvarint(uint64(len(l.tools)))
 	for _, t := range l.tools {
 		w.Float64(t.s)
@@ -361,6 +363,10 @@ func writeHealth(w *binenc.Writer, l *HealthLayer) {
 		w.Int(t.last)
 		w.Int(t.consecutive)
 		w.Int(t.maskedUntil)
+		w.Int(t.lastFail)
+		w.Int(t.observed)
+		w.Float64(t.fBefore)
+		w.Int(t.outageStart)
 	}
 	w.Uvarint(uint64(len(l.provs)))
 	for _, p := range l.provs {
@@ -384,9 +390,14 @@ func readHealth(r *binenc.Reader, l *HealthLayer) {
 	if r.Err() == nil && !(l.pool >= 0 && l.pool <= 1) {
 		r.Fail(fmt.Errorf("reliability layer: pooled rate %v outside [0, 1]", l.pool))
 	}
-	l.tools = make([]toolHealth, r.Len(19))
+	l.recoveries, l.downTime = r.Float64(), r.Float64()
+	if r.Err() == nil && (bad(l.recoveries) || bad(l.downTime)) {
+		r.Fail(fmt.Errorf("reliability layer: recovery counts (%v, %v)", l.recoveries, l.downTime))
+	}
+	l.tools = make([]toolHealth, r.Len(31))
 	for i := range l.tools {
-		l.tools[i] = toolHealth{s: r.Float64(), f: r.Float64(), last: r.Int(), consecutive: r.Int(), maskedUntil: r.Int()}
+		l.tools[i] = toolHealth{s: r.Float64(), f: r.Float64(), last: r.Int(), consecutive: r.Int(), maskedUntil: r.Int(),
+			lastFail: r.Int(), observed: r.Int(), fBefore: r.Float64(), outageStart: r.Int()}
 	}
 	l.provs = make([]providerHealth, r.Len(20))
 	for i := range l.provs {
@@ -404,7 +415,7 @@ func readHealth(r *binenc.Reader, l *HealthLayer) {
 	}
 	if r.Err() == nil {
 		for i, t := range l.tools {
-			if bad(t.s) || bad(t.f) {
+			if bad(t.s) || bad(t.f) || bad(t.fBefore) {
 				r.Fail(fmt.Errorf("reliability layer: tool %d has evidence (%v, %v)", i, t.s, t.f))
 				return
 			}

@@ -17,7 +17,7 @@ func stateSpecs() []Spec {
 		panic(err)
 	}
 	layer := &HealthConfig{HalfLife: 50, PriorStrength: 1, PoolRate: 0.05, PoolInit: 1, PoolEvidence: 1,
-		ResetOnFailure: true, MaskBase: 5, MaskMax: 40, ProviderStrength: 1, ProviderMaskAfter: 2}
+		ResetOnFailure: true, MaskBase: 5, MaskMax: 40, ProviderStrength: 1, ProviderMaskAfter: 2, RecoveryPrior: 30, Probe: true}
 	fac := func(name, model string, fusion FusionConfig) Spec {
 		return Spec{Name: name, Kind: "factored", Relevance: &RelevanceSpec{Model: model, Alpha: 0.1},
 			Reliability: layer, Fusion: &fusion}
@@ -26,6 +26,8 @@ func stateSpecs() []Spec {
 	exp := FusionConfig{Kind: FusionExpected}
 	noLayer := fac("frozen-nolayer", "calibrated", exp)
 	noLayer.Reliability = nil
+	lookAhead := fac("look-ahead", "kernel", FusionConfig{Kind: FusionExpected, AttemptCost: 0.2})
+	lookAhead.Attempts = 2
 	return []Spec{
 		rec,
 		{Name: "static", Kind: "static"},
@@ -45,6 +47,7 @@ func stateSpecs() []Spec {
 		fac("paper", "rated", lin),
 		fac("semantic", "semantic", lin),
 		noLayer,
+		lookAhead,
 	}
 }
 
@@ -107,7 +110,7 @@ func play(p Policy, g *stepSource, from, to int) []int {
 	for t := from; t < to; t++ {
 		s := g.step(t, 6)
 		for a := 0; a < 2; a++ {
-			s.Attempt = a
+			s.Attempt, s.Remaining = a, 2-a
 			pos := p.Choose(s)
 			chosen = append(chosen, pos)
 			fb := g.feedback(s, pos)

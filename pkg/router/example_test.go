@@ -66,11 +66,12 @@ func Example() {
 	for _, t := range sel.Tools {
 		fmt.Printf("%s masked=%v reliability=%.2f\n", t.ID, t.Masked, t.Reliability)
 	}
-	// After one failure the pooled success rate p̄ drops from 1 to 0.95 and the failed tool's
-	// estimate to (0 + 1·0.95)/(0 + 1 + 1) = 0.475; it is masked for the next 200 steps.
+	// One step after its failure, the recovery model gives the failed tool a chance of being
+	// up again of 1 − exp(−μ̂·1), μ̂ = 1/2000 per step before any outage was seen to end
+	// (≈ 0.0005); it is masked for the next 100 steps.
 
 	// Output:
 	// chose http/wttr/weather (propensity 1)
-	// http/open-meteo/forecast masked=false reliability=0.95
-	// http/wttr/weather masked=true reliability=0.48
+	// http/open-meteo/forecast masked=false reliability=1.00
+	// http/wttr/weather masked=true reliability=0.00
 }

@@ -38,6 +38,9 @@ type step struct {
 	context  []float32
 	cands    []bandit.Candidate
 	excluded []bool
+	// remaining is the attempts left in the request by the policy's budget (ranking only:
+	// Observe does not read it, so it is not stored).
+	remaining int
 }
 
 // bandit returns the policy's view of the step at time t.
@@ -47,7 +50,7 @@ func (s *step) bandit(t int64) *bandit.Step {
 		x[i] = float64(v)
 	}
 	excl := append([]bool(nil), s.excluded...)
-	return &bandit.Step{T: int(t), Context: x, Candidates: s.cands, Attempt: s.attempt, Excluded: excl}
+	return &bandit.Step{T: int(t), Context: x, Candidates: s.cands, Attempt: s.attempt, Remaining: s.remaining, Excluded: excl}
 }
 
 func writeStep(w *binenc.Writer, s *step) {

@@ -423,6 +423,8 @@ func (r *Router) Select(ctx context.Context, query string, opts SelectOptions) (
 	if st.attempt == len(found) {
 		return nil, inputErr("exclude", "excludes every candidate of the query")
 	}
+	// As in the simulator: the attempts the policy's budget leaves for this request.
+	st.remaining = max(1, min(r.spec.AttemptBudget(), len(found))-st.attempt)
 
 	r.mu.Lock()
 	st.t = r.now(true)

@@ -516,18 +516,20 @@ func TestWallClockSteps(t *testing.T) {
 	sel, _ := r.Select(ctx, q, router.SelectOptions{})
 	bad := sel.Tools[0].ID
 	r.Report(ctx, sel.DecisionID, bad, router.Outcome{Executed: false}, 0)
-	for i := 0; i < 300; i++ { // many Selects in the same second: the mask (200 steps) holds
+	for i := 0; i < 300; i++ { // many Selects in the same second: the mask holds
 		sel, _ = r.Select(ctx, q, router.SelectOptions{})
 	}
 	if !masked(sel, bad) || sel.Step != 0 {
 		t.Fatalf("step %d: the failed tool is not masked within the same second", sel.Step)
 	}
-	advance(200 * time.Second) // masked for steps 1–200 after the failure at step 0
-	if sel, _ = r.Select(ctx, q, router.SelectOptions{}); sel.Step != 200 || !masked(sel, bad) {
-		t.Fatalf("step %d: the mask must last through step 200", sel.Step)
+	rec, _ := bandit.RecommendedSpec()
+	d := rec.Reliability.MaskBase // the first failure masks steps 1..D
+	advance(time.Duration(d) * time.Second)
+	if sel, _ = r.Select(ctx, q, router.SelectOptions{}); sel.Step != int64(d) || !masked(sel, bad) {
+		t.Fatalf("step %d: the mask must last through step %d", sel.Step, d)
 	}
 	advance(time.Second)
-	if sel, _ = r.Select(ctx, q, router.SelectOptions{}); sel.Step != 201 || masked(sel, bad) {
+	if sel, _ = r.Select(ctx, q, router.SelectOptions{}); sel.Step != int64(d+1) || masked(sel, bad) {
 		t.Fatalf("step %d: the mask should have ended", sel.Step)
 	}
 }
