@@ -22,7 +22,7 @@ import (
 // policy, a distribution over the candidates for the sampling GRPO baseline.
 func TestDecisionLogMatchesTheRuns(t *testing.T) {
 	cfg, err := LoadConfig(viper.New(), []string{writeYAML(t, `
-dynamic: {steps: 1200, summary_from: 400, summary_to: 1000, as_window: 100, seeds: [3], split: test, curve_stride: 50}
+dynamic: {steps: 1200, summary_from: 400, summary_to: 1000, as_window: 100, seeds: [3], split: test, curve_stride: 50, compare: []}
 scenarios:
   - {name: p20, failure_rate: 0.2, theta: 0.9, events: [{kind: persistent, start: 400, select: {by: frequency, skip_top: 0.1, fraction: 0.2}}]}
 policies:
