@@ -38,6 +38,7 @@ type serveFlags struct {
 	logMB, maxBody                                                 int64
 	rateLimit                                                      float64
 	step, grace                                                    time.Duration
+	enc                                                            encodingFlags
 }
 
 func newServeCmd() *cobra.Command {
@@ -89,6 +90,7 @@ docs/SERVE.md has the details; docs/DECISION-LOG.md the --decision-log format.`,
 	fl.IntVar(&f.rateBurst, "rate-burst", 0, "burst above --rate-limit (default: one second's worth)")
 	fl.Int64Var(&f.maxBody, "max-body", 1<<20, "largest request body in bytes")
 	fl.StringVar(&f.mcp, "mcp", "", "MCP server: http (at /mcp beside the JSON API) or stdio (MCP on stdin/stdout only)")
+	f.enc.register(fl)
 	fl.DurationVar(&f.grace, "shutdown-grace", 10*time.Second, "how long requests in flight may finish after SIGINT/SIGTERM")
 	return cmd
 }
@@ -250,7 +252,11 @@ func serveFrontend(cmd *cobra.Command, f serveFlags) (router.Frontend, func(), e
 	}
 	// No embedding cache on disk: document vectors live in the state, and an append-only cache
 	// would grow with every distinct query; repeated queries hit the in-memory cache instead.
-	enc, err := encoderSource(h, encode.Options{}).Open(f.model)
+	opts, err := f.enc.apply(encode.Options{})
+	if err != nil {
+		return nil, noop, err
+	}
+	enc, err := encoderSource(h, opts).Open(f.model)
 	if err != nil {
 		return nil, noop, fmt.Errorf("--model: %w", err)
 	}

@@ -99,23 +99,79 @@ func (m *memoSimilarity) Similarity(a, b string) (float64, error) {
 	return v, nil
 }
 
+// Similarities implements catalog.BatchSimilarity: the pairs not remembered go to the inner
+// similarity in one call when it can batch (an encoder embeds them in one pass).
+func (m *memoSimilarity) Similarities(a, b []string) ([]float64, error) {
+	out := make([]float64, len(a))
+	var missA, missB []string
+	var missAt []int
+	m.mu.Lock()
+	for i := range a {
+		if v, ok := m.memo[pairKey(a[i], b[i])]; ok {
+			out[i] = v
+		} else {
+			missA, missB, missAt = append(missA, a[i]), append(missB, b[i]), append(missAt, i)
+		}
+	}
+	m.mu.Unlock()
+	if len(missAt) == 0 {
+		return out, nil
+	}
+	var got []float64
+	if bs, ok := m.inner.(catalog.BatchSimilarity); ok {
+		var err error
+		if got, err = bs.Similarities(missA, missB); err != nil {
+			return nil, err
+		}
+		if len(got) != len(missAt) {
+			return nil, fmt.Errorf("similarity %s returned %d values for %d pairs", m.inner.Name(), len(got), len(missAt))
+		}
+	} else {
+		got = make([]float64, len(missAt))
+		for j := range missAt {
+			v, err := m.inner.Similarity(missA[j], missB[j])
+			if err != nil {
+				return nil, err
+			}
+			got[j] = v
+		}
+	}
+	for j, i := range missAt {
+		out[i] = got[j]
+		m.put(pairKey(missA[j], missB[j]), got[j])
+	}
+	return out, nil
+}
+
 func (m *memoSimilarity) put(k [32]byte, v float64) {
 	m.mu.Lock()
 	m.memo[k] = v
 	m.mu.Unlock()
 }
 
-// recordingSimilarity notes the pair and value of the last Similarity call.
+// recordingSimilarity notes the pairs and values it is asked for, in order: ComputePriors asks
+// for one pair per tool, in the tools' order.
 type recordingSimilarity struct {
 	*memoSimilarity
-	key   [32]byte
-	value float64
+	keys   [][32]byte
+	values []float64
 }
 
 func (s *recordingSimilarity) Similarity(a, b string) (float64, error) {
 	v, err := s.memoSimilarity.Similarity(a, b)
-	s.key, s.value = pairKey(a, b), v
+	s.keys, s.values = append(s.keys, pairKey(a, b)), append(s.values, v)
 	return v, err
+}
+
+func (s *recordingSimilarity) Similarities(a, b []string) ([]float64, error) {
+	v, err := s.memoSimilarity.Similarities(a, b)
+	if err != nil {
+		return nil, err
+	}
+	for i := range a {
+		s.keys, s.values = append(s.keys, pairKey(a[i], b[i])), append(s.values, v[i])
+	}
+	return v, nil
 }
 
 // prepareTools validates tools and turns the new or changed ones into entries (document
@@ -184,14 +240,19 @@ func (r *Router) prepareTools(tools []catalog.Tool) ([]*toolRecord, error) {
 	if view != nil {
 		next = len(view.entries)
 	}
+	// The prior's consistency of every new or changed tool, in one batch; the pairs are kept
+	// with the tools (the quality part is recomputed over the whole catalog in buildView).
+	rec := &recordingSimilarity{memoSimilarity: r.memo}
+	priced := append([]catalog.Tool(nil), todo...)
+	if err := catalog.ComputePriors(priced, r.cfg.Prior, rec); err != nil {
+		return nil, err
+	}
+	if len(rec.keys) != len(todo) {
+		return nil, fmt.Errorf("prior consistency: %d pairs scored for %d tools", len(rec.keys), len(todo))
+	}
 	recs := make([]*toolRecord, len(todo))
 	for i, t := range todo {
-		rec := &recordingSimilarity{memoSimilarity: r.memo}
-		one := []catalog.Tool{t}
-		if err := catalog.ComputePriors(one, r.cfg.Prior, rec); err != nil {
-			return nil, err
-		}
-		e := &entry{tool: t, vector: vecs[i], pairKey: rec.key, consistency: rec.value}
+		e := &entry{tool: t, vector: vecs[i], pairKey: rec.keys[i], consistency: rec.values[i]}
 		if old := existing[i]; old != nil {
 			e.index = old.index
 		} else {
