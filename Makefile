@@ -24,9 +24,10 @@ setup: build
 	$(RATED) setup all
 
 # Installs the reference tools, libraries and models first, then runs every test with missing
-# assets treated as failures rather than skips.
+# assets treated as failures rather than skips. The timeout leaves room for the fine-tuning
+# tests on a busy 2-core machine (Go's default of 10 minutes per package is too tight there).
 test: setup
-	RATED_REQUIRE_ASSETS=1 $(GO) test ./...
+	RATED_REQUIRE_ASSETS=1 $(GO) test -timeout 45m ./...
 
 # Tests that need nothing installed; asset-backed tests skip with a hint.
 test-short:
