@@ -34,7 +34,7 @@ type buildBenchFlags struct {
 	seed                                                     int64
 	concurrency, hard, random                                int
 	minScore, keepScore                                      float64
-	noSyn, noReal, retrievalOnly                             bool
+	noSyn, noReal, retrievalOnly, fullCorpus                 bool
 	enc                                                      encodingFlags
 }
 
@@ -65,6 +65,7 @@ The LLM server must be running: rated llm up.`,
 	fl.StringVar(&f.digestFile, "model-file", "", "weights file whose sha256 is recorded (default <asset home>/<gguf of the config>)")
 	fl.IntVar(&f.tools, "tools", 0, "use at most this many tools (0: all)")
 	fl.StringSliceVar(&f.platforms, "platforms", nil, "use only these platforms (comma-separated; default all)")
+	fl.BoolVar(&f.fullCorpus, "full-corpus", false, "keep the whole catalog as the corpus, the pool of negatives and the Real candidates' catalog; --tools/--platforms/--per-platform then only choose the tools Syn queries are generated for")
 	fl.IntVar(&f.perPlatform, "per-platform", 0, "use at most this many tools per platform (0: all)")
 	fl.Uint64Var(&f.sampleSeed, "sample-seed", 1, "seed of the tool sampling")
 	fl.IntVar(&syn.QueriesPerTool, "queries-per-tool", syn.QueriesPerTool, "queries asked per tool (the paper: 10-20)")
@@ -88,7 +89,7 @@ The LLM server must be running: rated llm up.`,
 	fl.BoolVar(&f.noReal, "no-real", false, "skip EcoAgent-Real")
 	fl.BoolVar(&f.retrievalOnly, "retrieval-only", false, "only retrieve the Real candidates and write their score distribution to --out/retrieval.json (no LLM)")
 	_ = cmd.MarkFlagRequired("out")
-	cmd.AddCommand(newAuditCmd())
+	cmd.AddCommand(newAuditCmd(), newAuditSynCmd())
 	return cmd
 }
 
@@ -206,7 +207,12 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 	if f.retriever == "" {
 		f.retriever = "auto"
 	}
-	ret, err := openBenchRetriever(f.retriever, h, f.enc, bench.DocsFromTools(tools), prog)
+	// corpus: the benchmark's documents, the negatives' pool and the Real candidates' catalog.
+	corpus := tools
+	if f.fullCorpus {
+		corpus, syn.Corpus = all, all
+	}
+	ret, err := openBenchRetriever(f.retriever, h, f.enc, bench.DocsFromTools(corpus), prog)
 	if err != nil {
 		return err
 	}
@@ -220,7 +226,7 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 		f.minScore = synth.DefaultMinRetrievalScore(ret.Name(), minCosine)
 	}
 	if f.retrievalOnly {
-		return retrievalOnly(c, f, ret, tools)
+		return retrievalOnly(c, f, ret, corpus)
 	}
 	client, err := synth.NewClient(lc.ClientConfig(), &http.Client{})
 	if err != nil {
@@ -241,15 +247,15 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 	if err := os.MkdirAll(filepath.Join(f.out, "journal"), 0o755); err != nil {
 		return err
 	}
-	syn.Seed, syn.Concurrency = lc.Seed, lc.Concurrency
+	syn.Seed, syn.Concurrency, syn.PromptStyle = lc.Seed, lc.Concurrency, lc.PromptStyle
 	syn.Negatives.Hard, syn.Negatives.Random = f.hard, f.random
 	syn.SplitSeed, syn.NegativeSeed = f.splitSeed, f.negSeed
-	real.Seed, real.Concurrency = lc.Seed, lc.Concurrency
+	real.Seed, real.Concurrency, real.PromptStyle = lc.Seed, lc.Concurrency, lc.PromptStyle
 	real.TopK, real.MinRetrievalScore, real.KeepScore, real.SplitSeed = f.topK, f.minScore, f.keepScore, f.splitSeed+4
 	real.DedupeThreshold = syn.DedupeThreshold
 	info := synth.RunInfo{
 		Tool: "rated build-bench", StartedAt: started, CatalogPath: catPath, CatalogSize: len(all),
-		ToolsUsed: len(tools), SampleSeed: f.sampleSeed, Model: lc.Model, BaseURL: lc.ResolvedBaseURL(),
+		ToolsUsed: len(tools), FullCorpus: f.fullCorpus, SampleSeed: f.sampleSeed, Model: lc.Model, BaseURL: lc.ResolvedBaseURL(),
 		ModelDigest: digest, DigestSource: digestSrc, Temperature: lc.Temperature, MaxTokens: lc.MaxTokens,
 		Retriever: ret.Name(), RetrieverRequested: ret.requested, RetrieverChoice: ret.choice, RetrieverModelDir: ret.modelDir,
 	}
@@ -286,7 +292,7 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 		if f.realLimit > 0 && len(queries) > f.realLimit {
 			queries = queries[:f.realLimit]
 		}
-		pairs, err := synth.RealCandidates(ret, queries, tools, real.TopK)
+		pairs, err := synth.RealCandidates(ret, queries, corpus, real.TopK)
 		if err != nil {
 			return err
 		}
@@ -298,10 +304,10 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 			return err
 		}
 		defer j.Close()
-		if err := synth.ValidateReal(ctx, client, pairs, tools, real, j, prog, time.Now); err != nil {
+		if err := synth.ValidateReal(ctx, client, pairs, corpus, real, j, prog, time.Now); err != nil {
 			return interrupted(err)
 		}
-		res, err := synth.AssembleReal(tools, queries, pairs, j, ret.Name(), real)
+		res, err := synth.AssembleReal(corpus, queries, pairs, j, ret.Name(), real)
 		if err != nil {
 			return err
 		}
@@ -379,12 +385,7 @@ With --labels: reads a labelled CSV and reports the agreement of the validator's
 			w := c.OutOrStdout()
 			if labels != "" {
 				a, err := synth.ReadAuditAgreement(labels)
-				if err != nil {
-					return err
-				}
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				return enc.Encode(a)
+				return printJSON(w, a, err)
 			}
 			if dir == "" || csvPath == "" {
 				return fmt.Errorf("give --dir and --out-csv to sample, or --labels to score")

@@ -66,7 +66,7 @@ func newLLMCmd() *cobra.Command {
 func llmStatus(ctx context.Context, w io.Writer, cfg synth.LLMConfig, runDir string, hc *http.Client) error {
 	base := cfg.ResolvedBaseURL()
 	pid := "none"
-	if b, err := os.ReadFile(filepath.Join(runDir, "ollama.pid")); err == nil {
+	if b, err := os.ReadFile(filepath.Join(runDir, fmt.Sprintf("ollama-%d.pid", cfg.Port))); err == nil {
 		pid = strings.TrimSpace(string(b))
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/models", nil)

@@ -111,11 +111,15 @@ func Read(fsys fs.FS) (*Bench, error) {
 		return nil, fmt.Errorf("qrels: %w", err)
 	}
 	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".tsv") {
+		name := strings.TrimSuffix(e.Name(), ".gz")
+		if e.IsDir() || !strings.HasSuffix(name, ".tsv") {
 			continue
 		}
-		split := strings.TrimSuffix(e.Name(), ".tsv")
-		q, err := readQrels(fsys, path.Join("qrels", e.Name()), queryIDs, docIDs)
+		split := strings.TrimSuffix(name, ".tsv")
+		if _, dup := b.Splits[split]; dup {
+			return nil, fmt.Errorf("qrels: both %s.tsv and %s.tsv.gz", split, split)
+		}
+		q, err := readQrels(fsys, path.Join("qrels", name), queryIDs, docIDs)
 		if err != nil {
 			return nil, err
 		}
@@ -139,11 +143,9 @@ func Read(fsys fs.FS) (*Bench, error) {
 	if missing > 0 {
 		b.Warnings = append(b.Warnings, fmt.Sprintf("%d queries in queries.jsonl have no qrels in any split; they are not evaluated", missing))
 	}
-	if _, err := fs.Stat(fsys, "catalog.jsonl"); err == nil {
-		f, err := fsys.Open("catalog.jsonl")
-		if err != nil {
-			return nil, err
-		}
+	if f, err := openFS(fsys, "catalog.jsonl"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	} else if err == nil {
 		defer f.Close()
 		tools, err := catalog.DecodeJSONL(f, "catalog.jsonl")
 		if err != nil {
@@ -155,7 +157,7 @@ func Read(fsys fs.FS) (*Bench, error) {
 }
 
 func readJSONL(fsys fs.FS, name string, each func(line int, raw []byte) error) error {
-	f, err := fsys.Open(name)
+	f, err := openFS(fsys, name)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -180,7 +182,7 @@ func readJSONL(fsys fs.FS, name string, each func(line int, raw []byte) error) e
 }
 
 func readQrels(fsys fs.FS, name string, queryIDs, docIDs map[string]bool) (Qrels, error) {
-	f, err := fsys.Open(name)
+	f, err := openFS(fsys, name)
 	if err != nil {
 		return nil, err
 	}

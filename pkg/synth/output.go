@@ -23,7 +23,9 @@ type RunInfo struct {
 	CatalogPath string    `json:"catalog"`
 	CatalogSize int       `json:"catalog_tools"`
 	// ToolsUsed is the number of tools after --tools / --platforms sampling.
-	ToolsUsed    int     `json:"tools_used"`
+	ToolsUsed int `json:"tools_used"`
+	// FullCorpus: the corpus is the whole catalog, not only the tools used.
+	FullCorpus   bool    `json:"full_corpus"`
 	SampleSeed   uint64  `json:"sample_seed"`
 	RealQueries  string  `json:"real_queries,omitempty"`
 	Model        string  `json:"model"`
@@ -108,7 +110,7 @@ var datasheet = template.Must(template.New("datasheet").Funcs(template.FuncMap{
 Built {{date .I.StartedAt}} – {{date .I.FinishedAt}}.
 
 ## Sources
-- Tool catalog: ` + "`{{.I.CatalogPath}}`" + ` ({{.I.CatalogSize}} tools; {{.I.ToolsUsed}} used, sampling seed {{.I.SampleSeed}}).
+- Tool catalog: ` + "`{{.I.CatalogPath}}`" + ` ({{.I.CatalogSize}} tools; {{.I.ToolsUsed}} used, sampling seed {{.I.SampleSeed}}{{if .I.FullCorpus}}; the corpus is the whole catalog{{end}}).
 {{- if .I.RealQueries}}
 - Real queries: ` + "`{{.I.RealQueries}}`" + ` (ToolBench, via StableToolBench's solvable test queries; see the provenance file beside it).
 {{- end}}

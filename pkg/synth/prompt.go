@@ -44,6 +44,17 @@ var SynStop = []string{"\n\n", "\nTool:"}
 
 // SynPrompt fills SynPromptTemplate for one tool.
 func SynPrompt(t catalog.Tool, n int) string {
+	return toolReplacer(t, n).Replace(SynPromptTemplate)
+}
+
+// synToolBlockTemplate is the part of SynPromptTemplate that describes the tool.
+const synToolBlockTemplate = "Tool: {name}\nPlatform: {platform}\nDescription: {description}\nParameters:\n{parameters}"
+
+// toolBlock is the tool's description block as SynPromptTemplate shows it.
+func toolBlock(t catalog.Tool) string { return toolReplacer(t, 0).Replace(synToolBlockTemplate) }
+
+// toolReplacer fills the {name}, {platform}, {description}, {parameters} and {n} fields.
+func toolReplacer(t catalog.Tool, n int) *strings.Replacer {
 	var params []string
 	for _, p := range t.Parameters {
 		s := "- " + p.Name
@@ -62,11 +73,10 @@ func SynPrompt(t catalog.Tool, n int) string {
 	if desc == "" {
 		desc = "(no description)"
 	}
-	r := strings.NewReplacer(
+	return strings.NewReplacer(
 		"{name}", t.Name, "{platform}", t.Platform, "{description}", desc,
 		"{parameters}", strings.Join(params, "\n"), "{n}", fmt.Sprint(n),
 	)
-	return r.Replace(SynPromptTemplate)
 }
 
 // ValidatorPromptTemplate asks for the functional-match score of a (query, tool) pair of

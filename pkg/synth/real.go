@@ -91,6 +91,8 @@ type RealConfig struct {
 	SplitSeed       uint64
 	Seed            int64
 	Concurrency     int
+	// PromptStyle frames the validator prompt (see SynConfig.PromptStyle).
+	PromptStyle PromptStyle
 }
 
 // DefaultRealConfig returns the paper's settings, with the retrieval threshold at 0 (keep all
@@ -250,9 +252,9 @@ func ValidateReal(ctx context.Context, gen Generator, pairs []RealPair, tools []
 		seed := subSeed(cfg.Seed, key)
 		jobs = append(jobs, job{key: key, do: func(ctx context.Context) Record {
 			base := Record{ToolID: pr.ToolID, QueryID: pr.Query.ID, Query: pr.Query.Text, RetrievalScore: pr.RetrievalScore}
+			msgs, stop := ValidatorMessages(cfg.PromptStyle, pr.Query.Text, *t)
 			c, err := gen.Complete(ctx, Request{
-				Messages: []Message{{Role: "user", Content: ValidatorPrompt(pr.Query.Text, *t)}},
-				Seed:     seed, Stop: ValidatorStop, MaxTokens: 12,
+				Messages: msgs, Seed: seed, Stop: stop, MaxTokens: 12,
 				Accept: func(text string) error { _, err := ParseScore(text); return err },
 			})
 			if err != nil {

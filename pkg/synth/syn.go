@@ -30,6 +30,11 @@ type SynConfig struct {
 	NegativeSeed uint64
 	SplitSeed    uint64
 	Concurrency  int
+	// PromptStyle frames the prompt for a base model (continuation) or an instruction-tuned one.
+	PromptStyle PromptStyle
+	// Corpus, when not nil, is the benchmark's corpus and the pool of negatives (the whole
+	// catalog), of which the tools queries are generated for are a sample; nil means those tools.
+	Corpus []catalog.Tool `json:"-"`
 }
 
 // DefaultSynConfig returns the paper's settings with 10 queries per tool.
@@ -108,9 +113,9 @@ func GenerateSyn(ctx context.Context, gen Generator, tools []catalog.Tool, cfg S
 				}
 				return errNoQueries
 			}
+			msgs, stop, prefix := SynMessages(cfg.PromptStyle, t, cfg.QueriesPerTool)
 			c, err := gen.Complete(ctx, Request{
-				Messages: []Message{{Role: "user", Content: SynPrompt(t, cfg.QueriesPerTool)}},
-				Seed:     seed, Stop: SynStop, Prefix: SynAnswerPrefix, Accept: accept,
+				Messages: msgs, Seed: seed, Stop: stop, Prefix: prefix, Accept: accept,
 				// About 40 tokens per query is ample for 5-120 words on average.
 				MaxTokens: 48*cfg.QueriesPerTool + 32,
 			})
@@ -127,8 +132,21 @@ func GenerateSyn(ctx context.Context, gen Generator, tools []catalog.Tool, cfg S
 
 // AssembleSyn builds EcoAgent-Syn from the journal: length filter, near-duplicate removal (in tool
 // order, then answer order), hard and random negatives under r, and splits by query text. r must
-// index bench.DocsFromTools(tools).
+// index bench.DocsFromTools of the corpus (cfg.Corpus, or tools when it is nil).
 func AssembleSyn(tools []catalog.Tool, j *Journal, r retrieve.Retriever, cfg SynConfig) (*SynResult, error) {
+	corpus := tools
+	if cfg.Corpus != nil {
+		corpus = cfg.Corpus
+		in := make(map[string]bool, len(corpus))
+		for _, t := range corpus {
+			in[t.ID] = true
+		}
+		for _, t := range tools {
+			if !in[t.ID] {
+				return nil, fmt.Errorf("syn: tool %s is not in the corpus", t.ID)
+			}
+		}
+	}
 	st := SynStats{Tools: len(tools), Faults: map[string]int{}, WordsHistogram: map[string]int{}, QueriesPerSplit: map[string]int{}, Retriever: r.Name()}
 	dd, err := NewDeduper(cfg.DedupeThreshold)
 	if err != nil {
@@ -193,12 +211,12 @@ func AssembleSyn(tools []catalog.Tool, j *Journal, r retrieve.Retriever, cfg Syn
 	if err != nil {
 		return nil, err
 	}
-	b := &bench.Bench{Corpus: bench.DocsFromTools(tools), Splits: map[string]bench.Qrels{}, Tools: tools}
+	b := &bench.Bench{Corpus: bench.DocsFromTools(corpus), Splits: map[string]bench.Qrels{}, Tools: corpus}
 	for _, name := range cfg.SplitNames {
 		b.Splits[name] = bench.Qrels{}
 	}
-	toolIDs := make([]string, len(tools))
-	for i, t := range tools {
+	toolIDs := make([]string, len(corpus))
+	for i, t := range corpus {
 		toolIDs[i] = t.ID
 	}
 	rng := rand.New(rand.NewPCG(cfg.NegativeSeed, 0x4e6567))

@@ -185,7 +185,7 @@ func isRelevant(e Example, docID string) bool {
 // readNegatives reads negatives.jsonl into (query, positive) -> negative tool ids, ordered by
 // kinds (see LoadExamples).
 func readNegatives(path string, docs map[string]bench.Doc, kinds []string) (map[[2]string][]string, error) {
-	f, err := os.Open(path)
+	f, err := bench.OpenFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return map[[2]string][]string{}, nil
 	}

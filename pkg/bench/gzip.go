@@ -1,0 +1,55 @@
+package bench
+
+import (
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// A shipped benchmark (data/ecoagent) stores its files gzip-compressed, as name.gz; every reader
+// of this package, and OpenFile for files read elsewhere (negatives.jsonl), accepts either.
+
+// openFS opens name in fsys, or name.gz decompressed when name is absent.
+func openFS(fsys fs.FS, name string) (io.ReadCloser, error) {
+	f, err := fsys.Open(name)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return f, err
+	}
+	gz, gerr := fsys.Open(name + ".gz")
+	if gerr != nil {
+		return nil, err // the plain name's error: the file is missing in both forms
+	}
+	return newGzipReadCloser(gz, name+".gz")
+}
+
+// OpenFile opens path, or path.gz decompressed when path is absent (os.ErrNotExist when neither
+// exists).
+func OpenFile(path string) (io.ReadCloser, error) {
+	return openFS(os.DirFS(filepath.Dir(path)), filepath.Base(path))
+}
+
+type gzipReadCloser struct {
+	*gzip.Reader
+	f io.Closer
+}
+
+func newGzipReadCloser(f fs.File, name string) (io.ReadCloser, error) {
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return gzipReadCloser{zr, f}, nil
+}
+
+func (g gzipReadCloser) Close() error {
+	err := g.Reader.Close()
+	if cerr := g.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,85 @@
+package bench
+
+import (
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// gzipFile replaces path with path.gz holding the same bytes.
+func gzipFile(t *testing.T, path string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(path + ".gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := gzip.NewWriter(f)
+	zw.Write(raw)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	os.Remove(path)
+}
+
+// A benchmark whose files are all gzip-compressed (as data/ecoagent ships them) reads back the
+// same as the plain files.
+func TestReadGzipCompressed(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"corpus.jsonl":    `{"_id":"t1","title":"Send mail","text":"Sends an email"}` + "\n" + `{"_id":"t2","title":"Weather","text":"Forecast"}` + "\n",
+		"queries.jsonl":   `{"_id":"q1","text":"email my boss"}` + "\n" + `{"_id":"q2","text":"rain tomorrow?"}` + "\n",
+		"qrels/test.tsv":  "query-id\tcorpus-id\tscore\nq1\tt1\t1\n",
+		"qrels/train.tsv": "query-id\tcorpus-id\tscore\nq2\tt2\t1\n",
+		"catalog.jsonl":   `{"id":"t1","name":"Send mail","description":"Sends an email","platform":"n8n"}` + "\n" + `{"id":"t2","name":"Weather","description":"Forecast","platform":"n8n"}` + "\n",
+	}
+	for name, body := range files {
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755)
+		os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644)
+	}
+	plain, err := ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range files {
+		gzipFile(t, filepath.Join(dir, name))
+	}
+	packed, err := ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(plain, packed) || len(packed.Corpus) != 2 || len(packed.Tools) != 2 || packed.Splits["test"]["q1"]["t1"] != 1 {
+		t.Fatalf("plain %+v\npacked %+v", plain, packed)
+	}
+	rc, err := OpenFile(filepath.Join(dir, "queries.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(got) != files["queries.jsonl"] {
+		t.Fatalf("OpenFile: %q", got)
+	}
+	if _, err := OpenFile(filepath.Join(dir, "absent.jsonl")); !os.IsNotExist(err) {
+		t.Fatalf("absent file: %v", err)
+	}
+	// Both forms of one split is ambiguous.
+	os.WriteFile(filepath.Join(dir, "qrels", "test.tsv"), []byte(files["qrels/test.tsv"]), 0o644)
+	if _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), "both test.tsv and test.tsv.gz") {
+		t.Fatalf("both forms: %v", err)
+	}
+	// A corrupt .gz is an error naming it.
+	os.Remove(filepath.Join(dir, "qrels", "test.tsv"))
+	os.WriteFile(filepath.Join(dir, "corpus.jsonl.gz"), []byte("not gzip"), 0o644)
+	if _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), "corpus.jsonl.gz") {
+		t.Fatalf("corrupt gzip: %v", err)
+	}
+}

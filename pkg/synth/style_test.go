@@ -1,0 +1,188 @@
+package synth
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rated-dev/rated/pkg/bench"
+	"github.com/rated-dev/rated/pkg/catalog"
+	"github.com/rated-dev/rated/pkg/retrieve"
+)
+
+// A candidate configuration names its base and changes a few keys; the rest, and RATED_LLM_*
+// overrides of keys only the base sets, come through.
+func TestLoadLLMConfigBase(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "llm.yaml"), []byte("# base\nhost: 127.0.0.1\nport: 18434\nmodel: gemma\ntemperature: 0.8\ntimeout_s: 120\nchat_template: plain\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "cand"), 0o755)
+	cand := filepath.Join(dir, "cand", "q.yaml")
+	os.WriteFile(cand, []byte("# candidate\nbase: ../llm.yaml\nport: 18435\nmodel: qwen\nprompt_style: instruct\nweights_chunks: 6\n"), 0o644)
+	env := map[string]string{"RATED_LLM_TIMEOUT_S": "900"}
+	c, err := LoadLLMConfig(cand, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Host != "127.0.0.1" || c.Port != 18435 || c.Model != "qwen" || c.Temperature != 0.8 || c.TimeoutS != 900 ||
+		c.ChatTemplate != "plain" || c.PromptStyle != StyleInstruct || c.WeightsChunks != 6 {
+		t.Fatalf("config %+v", c)
+	}
+	base, err := LoadLLMConfig(filepath.Join(dir, "llm.yaml"), func(string) string { return "" })
+	if err != nil || base.PromptStyle != StyleContinuation || base.Port != 18434 {
+		t.Fatalf("base alone: %+v %v", base, err)
+	}
+	os.WriteFile(cand, []byte("base: ../llm.yaml\nprompt_style: chatty\n"), 0o644)
+	if _, err := LoadLLMConfig(cand, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "chatty") {
+		t.Fatalf("bad prompt_style: %v", err)
+	}
+	os.WriteFile(cand, []byte("base: q.yaml\n"), 0o644)
+	if _, err := LoadLLMConfig(cand, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "cycle") {
+		t.Fatalf("a base cycle: %v", err)
+	}
+	os.WriteFile(cand, []byte("base: ../missing.yaml\n"), 0o644)
+	if _, err := LoadLLMConfig(cand, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Fatalf("a missing base: %v", err)
+	}
+}
+
+// The committed candidate configurations decode, bind to loopback on ports of their own, and
+// pin a sha256.
+func TestRepoCandidateConfigs(t *testing.T) {
+	paths, _ := filepath.Glob(filepath.Join("..", "..", "configs", "llm-candidates", "*.yaml"))
+	if len(paths) != 3 {
+		t.Fatalf("candidates: %v", paths)
+	}
+	ports := map[int]string{18434: "configs/llm.yaml"}
+	for _, p := range paths {
+		c, err := LoadLLMConfig(p, func(string) string { return "" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Host != "127.0.0.1" || len(c.GGUFSHA256) != 64 || c.PromptStyle != StyleInstruct || c.ChatTemplate != "chatml" || c.WeightsChunks < 1 {
+			t.Errorf("%s: %+v", p, c)
+		}
+		if other, dup := ports[c.Port]; dup {
+			t.Errorf("%s: port %d is also %s's", p, c.Port, other)
+		}
+		ports[c.Port] = p
+	}
+}
+
+func TestSynMessagesStyles(t *testing.T) {
+	tool := catalog.Tool{ID: "x/send", Name: "Gmail: Send a message", Platform: "n8n", Description: "Sends an email.\nConsume the Gmail API",
+		Parameters: []catalog.Parameter{{Name: "to", Type: "string", Description: "recipient"}}}
+	msgs, stop, prefix := SynMessages(StyleContinuation, tool, 7)
+	if len(msgs) != 1 || msgs[0].Content != SynPrompt(tool, 7) || prefix != "1. " || len(stop) != 2 {
+		t.Fatalf("continuation: %+v %q %q", msgs, stop, prefix)
+	}
+	msgs, stop, prefix = SynMessages(StyleInstruct, tool, 7)
+	want := "Tool: Gmail: Send a message\nPlatform: n8n\nDescription: Sends an email. Consume the Gmail API\nParameters:\n- to (string): recipient"
+	if len(msgs) != 1 || msgs[0].Role != "user" || stop != nil || prefix != "" ||
+		!strings.Contains(msgs[0].Content, "Write 7 different messages") ||
+		!strings.Contains(msgs[0].Content, "\n\n"+want+"\n\n") || !strings.HasSuffix(msgs[0].Content, "numbered list of the 7 messages only.") {
+		t.Fatalf("instruct: %+v", msgs)
+	}
+	vm, vstop := ValidatorMessages(StyleInstruct, "send mail", tool)
+	if len(vm) != 1 || !strings.HasSuffix(vm[0].Content, "Score:"+ValidatorInstructSuffix) || len(vstop) != 1 {
+		t.Fatalf("validator instruct: %+v", vm)
+	}
+	vm, _ = ValidatorMessages(StyleContinuation, "send mail", tool)
+	if vm[0].Content != ValidatorPrompt("send mail", tool) {
+		t.Fatalf("validator continuation: %+v", vm)
+	}
+}
+
+// With a corpus larger than the tools queries were generated for, the benchmark keeps the whole
+// corpus and random negatives come from all of it.
+func TestAssembleSynFullCorpus(t *testing.T) {
+	var corpus []catalog.Tool
+	for _, id := range []string{"a", "b", "c", "d", "e"} {
+		corpus = append(corpus, catalog.Tool{ID: id, Name: id, Description: "tool " + id, Platform: "n8n"})
+	}
+	j, err := OpenJournal(filepath.Join(t.TempDir(), "syn.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	raw := "1. please send the quarterly report to my manager today\n2. translate this short letter into german for my aunt"
+	if err := j.Append(Record{Key: SynKey(2, "b"), OK: true, ToolID: "b", Raw: raw}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultSynConfig()
+	cfg.QueriesPerTool, cfg.Negatives.Hard, cfg.Negatives.Random, cfg.Corpus = 2, 0, 4, corpus
+	bm25 := retrieve.NewBM25(bench.DocsFromTools(corpus), retrieve.DefaultBM25Params())
+	res, err := AssembleSyn(corpus[1:2], j, bm25, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Bench.Corpus) != 5 || res.Stats.Tools != 1 || res.Stats.Queries != 2 {
+		t.Fatalf("corpus %d, stats %+v", len(res.Bench.Corpus), res.Stats)
+	}
+	for _, n := range res.Negatives {
+		seen := map[string]bool{}
+		for _, x := range n.Negatives {
+			seen[x.ToolID] = true
+		}
+		// 4 random negatives among the 4 other tools of the corpus: all of them.
+		if len(seen) != 4 || seen["b"] {
+			t.Fatalf("negatives %+v", n)
+		}
+	}
+	cfg.Corpus = corpus[2:]
+	if _, err := AssembleSyn(corpus[1:2], j, bm25, cfg); err == nil {
+		t.Fatal("a tool outside the corpus was accepted")
+	}
+}
+
+func TestSynAuditSampleAndSummary(t *testing.T) {
+	b := &bench.Bench{Splits: map[string]bench.Qrels{"train": {}, "test": {}}}
+	for i := 0; i < 10; i++ {
+		id := string(rune('a' + i))
+		b.Queries = append(b.Queries, bench.Query{ID: "q" + id, Text: "query number " + id})
+		split := "train"
+		if i%3 == 0 {
+			split = "test"
+		}
+		b.Splits[split]["q"+id] = map[string]int{"tool-" + id: 1}
+	}
+	items, err := SampleSynAudit(b, 4, rand.New(rand.NewPCG(1, 2)))
+	if err != nil || len(items) != 4 {
+		t.Fatalf("%v %+v", err, items)
+	}
+	again, _ := SampleSynAudit(b, 4, rand.New(rand.NewPCG(1, 2)))
+	for i := range items {
+		if items[i] != again[i] || items[i].ToolID != "tool-"+strings.TrimPrefix(items[i].QueryID, "q") {
+			t.Fatalf("sample %+v / %+v", items, again)
+		}
+		if i > 0 && items[i-1].QueryID >= items[i].QueryID {
+			t.Fatalf("not ordered: %+v", items)
+		}
+	}
+	all, _ := SampleSynAudit(b, 50, rand.New(rand.NewPCG(1, 2)))
+	if len(all) != 10 {
+		t.Fatalf("all: %d", len(all))
+	}
+	// Five rows, hand-counted: judged 4 (3 right), labelled 4 (3 right), judged and labelled 3
+	// (agree on 2), lengths 2, 3, 5, 5, 9 words, one exact duplicate pair (case and punctuation aside).
+	csv := "query_id,query,judge_keep,human_label\n" +
+		"1,send mail now,1,1\n2,\"Send mail, now!\",1,0\n3,book a flight to rome,0,0\n4,hi there,,1\n5,one two three four five six seven eight nine,1,1\n"
+	p := filepath.Join(t.TempDir(), "audit.csv")
+	os.WriteFile(p, []byte(csv), 0o644)
+	s, err := ReadSynAudit(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Sampled != 5 || s.Judged != 4 || s.JudgeRight != 3 || s.JudgePrecision != 0.75 || s.Labelled != 5 || s.HumanRight != 3 ||
+		s.HumanPrecision != 0.6 || s.JudgeHumanBoth != 4 || s.JudgeHumanAgree != 3 || s.WordsMin != 2 || s.WordsMax != 9 ||
+		s.WordsMedian != 3 || s.WordsMean != 4.4 || s.DistinctShare != 0.6 {
+		js, _ := json.Marshal(s)
+		t.Fatalf("summary %s", js)
+	}
+	os.WriteFile(p, []byte("query_id,query,judge_keep,human_label\n1,x,1,maybe\n"), 0o644)
+	if _, err := ReadSynAudit(p); err == nil || !strings.Contains(err.Error(), ":2:") {
+		t.Fatalf("bad label: %v", err)
+	}
+}
