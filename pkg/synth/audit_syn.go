@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,12 +77,25 @@ func JudgeSynAudit(ctx context.Context, gen Generator, items []SynAuditItem, too
 	return nil
 }
 
-// WriteSynAuditCSV writes the items for a person to label (human_label empty); judge_keep is 1
-// when the judge's score is at least keep, empty when the item was not judged.
+// WriteSynAuditCSV writes the items for a person to label; judge_keep is 1 when the judge's score
+// is at least keep, empty when the item was not judged. When path already holds an audit CSV,
+// its human_label values are kept (by query_id), so judging again never loses a person's labels.
 func WriteSynAuditCSV(path string, items []SynAuditItem, tools []catalog.Tool, keep float64) error {
 	byID := map[string]catalog.Tool{}
 	for _, t := range tools {
 		byID[t.ID] = t
+	}
+	labels := map[string]string{}
+	if _, err := os.Stat(path); err == nil {
+		err := readCSV(path, []string{"query_id", "human_label"}, func(_ int, cell func(string) string) error {
+			if l := strings.TrimSpace(cell("human_label")); l != "" {
+				labels[cell("query_id")] = l
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("keeping the labels of %s: %w", path, err)
+		}
 	}
 	return writeCSV(path, SynAuditColumns, func(emit func([]string) error) error {
 		for _, it := range items {
@@ -93,7 +107,7 @@ func WriteSynAuditCSV(path string, items []SynAuditItem, tools []catalog.Tool, k
 					k = "1"
 				}
 			}
-			row := []string{it.QueryID, it.Query, strconv.Itoa(WordCount(it.Query)), it.ToolID, t.Name, oneLine(t.Description), score, k, ""}
+			row := []string{it.QueryID, it.Query, strconv.Itoa(WordCount(it.Query)), it.ToolID, t.Name, oneLine(t.Description), score, k, labels[it.QueryID]}
 			if err := emit(row); err != nil {
 				return err
 			}

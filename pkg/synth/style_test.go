@@ -181,6 +181,23 @@ func TestSynAuditSampleAndSummary(t *testing.T) {
 		js, _ := json.Marshal(s)
 		t.Fatalf("summary %s", js)
 	}
+	// Writing the sample again (now judged) keeps the labels a person put in the file.
+	tools := []catalog.Tool{{ID: "tool-a", Name: "A"}}
+	items = []SynAuditItem{{QueryID: "qa", Query: "query number a", ToolID: "tool-a"}, {QueryID: "qb", Query: "query number b", ToolID: "tool-a"}}
+	out := filepath.Join(t.TempDir(), "syn.csv")
+	if err := WriteSynAuditCSV(out, items, tools, 0.85); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(out)
+	os.WriteFile(out, []byte(strings.Replace(string(raw), "query number b,3,tool-a,A,,,,", "query number b,3,tool-a,A,,,,0", 1)), 0o644)
+	items[0].Judged, items[0].JudgeScore, items[1].Judged, items[1].JudgeScore = true, 0.9, true, 0.5
+	if err := WriteSynAuditCSV(out, items, tools, 0.85); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := ReadSynAudit(out); err != nil || s.Judged != 2 || s.JudgeRight != 1 || s.Labelled != 1 || s.HumanRight != 0 || s.JudgeHumanAgree != 1 {
+		raw, _ = os.ReadFile(out)
+		t.Fatalf("rewritten audit %+v %v\n%s", s, err, raw)
+	}
 	os.WriteFile(p, []byte("query_id,query,judge_keep,human_label\n1,x,1,maybe\n"), 0o644)
 	if _, err := ReadSynAudit(p); err == nil || !strings.Contains(err.Error(), ":2:") {
 		t.Fatalf("bad label: %v", err)

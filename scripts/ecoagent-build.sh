@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# EcoAgent from the crawled catalog, end to end (issue 14; docs/BUILD-BENCH.md, "EcoAgent release"):
+#
+#   scripts/ecoagent-build.sh STAGE...      stages: setup crawl audit syn judge real release
+#                                            checkpoint restore, or all (each in that order)
+#
+#   setup       scripts/setup for the encoders, the crawl sources, Ollama + Gemma, and every
+#               candidate generator's GGUF (RATED_LLM_CANDIDATES=all 45-llm-generator.sh)
+#   crawl       rated crawl of the pinned packages -> $OUT/catalog.jsonl (4,002 tools)
+#   audit       per candidate (Gemma 3 270M baseline, Qwen2.5-Coder 0.5B and 1.5B, SmolLM2 135M):
+#               Syn queries for the same 32 tools (8 per platform, seed 1), 10 asked per tool,
+#               -> $OUT/audit/<name>/; wall time and counts -> $OUT/audit/<name>.time
+#   syn         EcoAgent-Syn with the chosen generator ($GENERATOR): the corpus is the whole
+#               catalog, queries for at most 480 tools per platform (seed 1: n8n sampled, the
+#               other three platforms whole = 1,002 tools), 10 asked per tool, hard negatives by
+#               bge-small-en-v1.5 -> $OUT/syn-build/, in growing steps of tools ($SYN_STEPS)
+#   judge       200 sampled Syn queries per candidate judged by $JUDGE (validator prompt) ->
+#               $OUT/audit/<name>.csv (human_label to fill by hand)
+#   real        EcoAgent-Real: the 765 ToolBench queries, top 5 of the 4,002 tools under
+#               bge-small-en-v1.5, pairs below cosine $REAL_MIN dropped, validated by $GENERATOR
+#               -> $OUT/real-build/, in growing steps of queries ($REAL_STEPS)
+#   release     the shipped release data/ecoagent/ from syn-build and real-build
+#               (scripts/ecoagent-release.sh)
+#   checkpoint  the journals, gzip-compressed, into data/ecoagent/journal/ (commit them so that
+#               a later session resumes: `restore` copies them back)
+#   restore     data/ecoagent/journal/* back into $OUT when $OUT has none (a new machine)
+#
+# Every stage resumes: build-bench journals every finished request and skips it on a rerun; the
+# judge journals under <dir>/audit/. LLM servers are started with `rated llm up` (idempotent),
+# one per model on its own port, and left running (stop them with `rated llm down --config …`).
+# Environment: OUT [runs/ecoagent], GENERATOR [qwen2.5-coder-1.5b], JUDGE [qwen2.5-coder-1.5b],
+# REAL_MIN [0.6], SYN_STEPS ["40 120 250 500 1002"], REAL_STEPS ["100 765"], NICE [10].
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+assets=${RATED_ASSETS:-$root/.rated}
+export RATED_ASSETS=$assets
+out=${OUT:-runs/ecoagent}
+generator=${GENERATOR:-qwen2.5-coder-1.5b}
+judge=${JUDGE:-qwen2.5-coder-1.5b}
+real_min=${REAL_MIN:-0.6}
+syn_steps=${SYN_STEPS:-40 120 250 500 1002}
+real_steps=${REAL_STEPS:-100 765}
+nice_n=${NICE:-10}
+rated=$root/bin/rated
+release=$root/data/ecoagent
+# The Gemma baseline is served on a port of its own so that it never shares (or stops) the
+# default server of configs/llm.yaml that other work may be using.
+gemma_port=18438
+candidates=(smollm2-135m gemma3-270m qwen2.5-coder-0.5b qwen2.5-coder-1.5b)
+
+mkdir -p "$out" bin
+go build -o "$rated" .
+
+cfg_of() { # cfg_of NAME: the LLM configuration of a candidate
+  if [ "$1" = gemma3-270m ]; then echo "$root/configs/llm.yaml"; else echo "$root/configs/llm-candidates/$1.yaml"; fi
+}
+with_port() { # with_port NAME CMD...: runs CMD with the Gemma baseline's port when NAME is Gemma
+  local name=$1
+  shift
+  if [ "$name" = gemma3-270m ]; then RATED_LLM_PORT=$gemma_port "$@"; else "$@"; fi
+}
+llm_up() { with_port "$1" nice -n "$nice_n" "$rated" llm up --config "$(cfg_of "$1")"; }
+bb() { nice -n "$nice_n" "$rated" build-bench "$@"; }
+
+stage_setup() {
+  bash scripts/setup onnxruntime models catalog llm
+  RATED_LLM_CANDIDATES=all bash scripts/setup.d/45-llm-generator.sh
+}
+
+stage_crawl() {
+  [ -s "$out/catalog.jsonl" ] || "$rated" crawl --out "$out/catalog.jsonl" --stats-out "$out/crawl-stats.json" >/dev/null
+  echo "ecoagent: catalog $out/catalog.jsonl ($(wc -l <"$out/catalog.jsonl") tools)"
+}
+
+stage_audit() {
+  local name
+  for name in "${candidates[@]}"; do
+    [ -s "$out/audit/$name.time" ] && continue
+    llm_up "$name"
+    local start
+    start=$(date +%s)
+    local load0
+    load0=$(cut -d' ' -f1 /proc/loadavg)
+    with_port "$name" bb --config "$(cfg_of "$name")" --catalog "$out/catalog.jsonl" --out "$out/audit/$name" \
+      --no-real --per-platform 8 --sample-seed 1 --queries-per-tool 10 --retriever bm25
+    printf '{"candidate": "%s", "wall_s": %d, "load_start": %s, "load_end": %s}\n' "$name" "$(($(date +%s) - start))" "$load0" \
+      "$(cut -d' ' -f1 /proc/loadavg)" >"$out/audit/$name.time"
+  done
+}
+
+stage_syn() {
+  local dir=$out/syn-build n
+  # The audit's tools are a subset of this sample (same seed, and the first platform's shuffle
+  # is the same), and its requests are the same (same prompt, seed and key): start from them.
+  if [ ! -s "$dir/journal/syn.jsonl" ] && [ -s "$out/audit/$generator/journal/syn.jsonl" ]; then
+    mkdir -p "$dir/journal"
+    cp "$out/audit/$generator/journal/syn.jsonl" "$dir/journal/syn.jsonl"
+  fi
+  llm_up "$generator"
+  # In growing steps: --tools N takes the first N of one seeded shuffle of the sample, so each
+  # step's tools contain the previous step's (whose answers the journal already holds), and
+  # every finished step is a complete benchmark that can be released.
+  for n in $syn_steps; do
+    bb --config "$(cfg_of "$generator")" --catalog "$out/catalog.jsonl" --out "$dir" --no-real --full-corpus \
+      --per-platform 480 --tools "$n" --sample-seed 1 --queries-per-tool 10 --retriever dense:bge-small-en-v1.5
+    stage_checkpoint
+  done
+}
+
+stage_judge() {
+  llm_up "$judge"
+  local name
+  for name in "${candidates[@]}"; do
+    [ -d "$out/audit/$name/syn" ] || { echo "ecoagent: no audit build for $name yet (stage audit)"; continue; }
+    nice -n "$nice_n" "$rated" build-bench audit-syn --dir "$out/audit/$name" --n 200 --seed 1 \
+      --judge-config "$(cfg_of "$judge")" --out-csv "$out/audit/$name.csv"
+  done
+}
+
+stage_real() {
+  local n
+  llm_up "$generator"
+  # In growing steps of ToolBench queries (--real-limit: the first N in file order), each a
+  # complete EcoAgent-Real; the journal carries the validated pairs from one step to the next.
+  for n in $real_steps; do
+    bb --config "$(cfg_of "$generator")" --catalog "$out/catalog.jsonl" --out "$out/real-build" --no-syn --full-corpus \
+      --retriever dense:bge-small-en-v1.5 --min-retrieval-score "$real_min" --real-limit "$n"
+    stage_checkpoint
+  done
+}
+
+stage_release() {
+  bash scripts/ecoagent-release.sh "$out/syn-build" "$out/real-build" "$release"
+}
+
+# journals: every journal of the run, as (path under $out, file).
+journals() { (cd "$out" && find . -path '*/journal/*.jsonl' -o -path '*/audit/judge-*.jsonl' | sed 's|^\./||' | sort); }
+
+stage_checkpoint() {
+  local j
+  mkdir -p "$release/journal"
+  while read -r j; do
+    mkdir -p "$release/journal/$(dirname "$j")"
+    gzip -9n -c "$out/$j" >"$release/journal/$j.gz.tmp"
+    mv "$release/journal/$j.gz.tmp" "$release/journal/$j.gz"
+  done < <(journals)
+  echo "ecoagent: journals checkpointed under $release/journal ($(du -sh "$release/journal" | cut -f1)); commit them"
+}
+
+stage_restore() {
+  local g j
+  [ -d "$release/journal" ] || { echo "ecoagent: nothing to restore"; return; }
+  while read -r g; do
+    j=${g%.gz}
+    if [ ! -s "$out/$j" ]; then
+      mkdir -p "$out/$(dirname "$j")"
+      gunzip -c "$release/journal/$g" >"$out/$j"
+      echo "ecoagent: restored $out/$j"
+    fi
+  done < <(cd "$release/journal" && find . -name '*.jsonl.gz' | sed 's|^\./||' | sort)
+}
+
+main() {
+  local stages=("$@") s t
+  [ "${#stages[@]}" -eq 0 ] && stages=(all)
+  for s in "${stages[@]}"; do
+    case "$s" in
+      all) for t in setup crawl restore audit syn judge real release; do "stage_$t"; done ;;
+      setup | crawl | audit | syn | judge | real | release | checkpoint | restore) "stage_$s" ;;
+      *) echo "ecoagent-build: unknown stage $s (setup crawl audit syn judge real release checkpoint restore all)" >&2; exit 2 ;;
+    esac
+  done
+}
+# One line: bash has read the whole script before it runs, so editing the file during a long run
+# cannot change what this run does.
+main "$@"; exit $?
