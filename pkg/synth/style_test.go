@@ -108,7 +108,7 @@ func TestAssembleSynFullCorpus(t *testing.T) {
 	}
 	defer j.Close()
 	raw := "1. please send the quarterly report to my manager today\n2. translate this short letter into german for my aunt"
-	if err := j.Append(Record{Key: SynKey(2, "b"), OK: true, ToolID: "b", Raw: raw}); err != nil {
+	if err := j.Append(Record{Key: SynKey(2, "b"), OK: true, ToolID: "b", Raw: raw, ElapsedMS: 60000}); err != nil {
 		t.Fatal(err)
 	}
 	cfg := DefaultSynConfig()
@@ -118,7 +118,8 @@ func TestAssembleSynFullCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Bench.Corpus) != 5 || res.Stats.Tools != 1 || res.Stats.Queries != 2 {
+	// 2 queries parsed in 60 s of requests at concurrency 2: 2 / (1 min / 2) = 4 per minute.
+	if len(res.Bench.Corpus) != 5 || res.Stats.Tools != 1 || res.Stats.Queries != 2 || res.Stats.RequestSeconds != 60 || res.Stats.QueriesPerMinute != 4 {
 		t.Fatalf("corpus %d, stats %+v", len(res.Bench.Corpus), res.Stats)
 	}
 	for _, n := range res.Negatives {

@@ -81,6 +81,12 @@ type SynStats struct {
 	Failures  []ToolFailure  `json:"failures,omitempty"`
 	Faults    map[string]int `json:"faults_by_class"`
 	Attempts  int            `json:"attempts"`
+	// RequestSeconds sums the generation requests' times (all attempts of each tool, from the
+	// journal); QueriesPerMinute is QueriesParsed per minute of RequestSeconds divided by the
+	// concurrency, i.e. the throughput of a run that keeps every slot busy, whatever
+	// interruptions and resumptions the journal went through.
+	RequestSeconds   float64 `json:"request_seconds"`
+	QueriesPerMinute float64 `json:"queries_parsed_per_minute"`
 	Retriever string         `json:"hard_negative_retriever"`
 	// HardNegativeScores is the distribution of the hard negatives' retrieval scores (cosines for
 	// a dense retriever).
@@ -163,6 +169,7 @@ func AssembleSyn(tools []catalog.Tool, j *Journal, r retrieve.Retriever, cfg Syn
 			continue
 		}
 		st.Attempts += rec.Attempts
+		st.RequestSeconds += float64(rec.ElapsedMS) / 1000
 		for _, f := range rec.Faults {
 			st.Faults[f]++
 		}
@@ -252,6 +259,9 @@ func AssembleSyn(tools []catalog.Tool, j *Journal, r retrieve.Retriever, cfg Syn
 		negs = append(negs, NegativeRecord{QueryID: qid, Positive: k.tool, Negatives: ns})
 	}
 	st.Queries = len(b.Queries)
+	if st.RequestSeconds > 0 {
+		st.QueriesPerMinute = float64(st.QueriesParsed) / (st.RequestSeconds / 60 / float64(max(1, cfg.Concurrency)))
+	}
 	st.HardNegativeScores = describeRetrievalScores(hardScores, IsCosineRetriever(r.Name()))
 	sort.Slice(st.Failures, func(a, c int) bool { return st.Failures[a].Key < st.Failures[c].Key })
 	return &SynResult{Bench: b, Negatives: negs, Stats: st}, nil
