@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/rated-dev/rated/pkg/bench"
+	"github.com/rated-dev/rated/pkg/catalog"
 	"github.com/rated-dev/rated/pkg/synth"
 )
 
@@ -23,8 +24,9 @@ import (
 // their intended tools, judged by a second model (the validator prompt of --judge-config), to a CSV
 // a person labels; given the CSV back, the judge's and the person's precision and their agreement.
 func newAuditSynCmd() *cobra.Command {
-	var dir, csvPath, labels, judgeConfig string
-	var n int
+	var dir, csvPath, labels, judgeConfig, rankRetriever, rankCatalog string
+	var n, judgeFirst int
+	var enc encodingFlags
 	var seed uint64
 	var keep float64
 	cmd := &cobra.Command{
@@ -35,8 +37,10 @@ the tool each was generated for; with --judge-config, the model of that LLM conf
 each pair with the validator prompt (journaled in <dir>/audit/judge-<model>.jsonl, so an
 interrupted judgement resumes), and judge_keep is 1 when the score is at least --keep-score.
 A person fills human_label with 1 (the tool is right for the query) or 0.
-With --labels: prints the judge's and the person's precision, their agreement, the length
-distribution and the share of distinct queries of the sample as JSON.`,
+With --rank-retriever, each query's intended tool is also ranked under that retriever over
+--rank-catalog (the whole catalog): a model-free second check (retriever_rank).
+With --labels: prints the judge's and the person's precision, their agreement, the retriever's
+top-1/top-5 shares, the length distribution and the share of distinct queries as JSON.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			w := c.OutOrStdout()
@@ -54,6 +58,11 @@ distribution and the share of distinct queries of the sample as JSON.`,
 			items, err := synth.SampleSynAudit(b, n, rand.New(rand.NewPCG(seed, 0x5a0d17)))
 			if err != nil {
 				return err
+			}
+			if rankRetriever != "" {
+				if err := rankSynAudit(c, items, rankRetriever, rankCatalog, b, enc); err != nil {
+					return err
+				}
 			}
 			if judgeConfig != "" {
 				lc, err := synth.LoadLLMConfig(judgeConfig, nil)
@@ -81,7 +90,11 @@ distribution and the share of distinct queries of the sample as JSON.`,
 				if f, ok := errw.(*os.File); ok {
 					tty = term.IsTerminal(int(f.Fd()))
 				}
-				if err := synth.JudgeSynAudit(ctx, client, items, b.CorpusTools(), cfg, j, synth.NewProgress(errw, tty, time.Now), time.Now); err != nil {
+				judged := items
+				if judgeFirst > 0 && judgeFirst < len(items) {
+					judged = items[:judgeFirst]
+				}
+				if err := synth.JudgeSynAudit(ctx, client, judged, b.CorpusTools(), cfg, j, synth.NewProgress(errw, tty, time.Now), time.Now); err != nil {
 					return err
 				}
 			}
@@ -97,8 +110,12 @@ distribution and the share of distinct queries of the sample as JSON.`,
 	cmd.Flags().StringVar(&labels, "labels", "", "labelled CSV to score")
 	cmd.Flags().StringVar(&judgeConfig, "judge-config", "", "LLM configuration of the judge (empty: no judge)")
 	cmd.Flags().IntVar(&n, "n", 200, "queries to sample")
+	cmd.Flags().IntVar(&judgeFirst, "judge-first", 0, "judge only the first N sampled queries (in CSV order; 0: all)")
+	cmd.Flags().StringVar(&rankRetriever, "rank-retriever", "", "also rank each query's intended tool under this retriever (bm25, dense:<model>) over --rank-catalog")
+	cmd.Flags().StringVar(&rankCatalog, "rank-catalog", "", "catalog the retriever ranks (default: <dir>/syn's corpus)")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "sampling seed")
 	cmd.Flags().Float64Var(&keep, "keep-score", 0.85, "judge score at or above which the intended tool counts as right")
+	enc.register(cmd.Flags())
 	return cmd
 }
 
@@ -110,4 +127,26 @@ func printJSON(w io.Writer, v any, err error) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// rankSynAudit fills each item's retriever rank under spec over the tools of catalogPath (default
+// the audited benchmark's corpus).
+func rankSynAudit(c *cobra.Command, items []synth.SynAuditItem, spec, catalogPath string, b *bench.Bench, enc encodingFlags) error {
+	tools := b.CorpusTools()
+	if catalogPath != "" {
+		var err error
+		if tools, err = catalog.ReadJSONL(catalogPath); err != nil {
+			return err
+		}
+	}
+	h, err := assetHome(c)
+	if err != nil {
+		return err
+	}
+	ret, err := openBenchRetriever(spec, h, enc, bench.DocsFromTools(tools), synth.NewProgress(c.ErrOrStderr(), false, time.Now))
+	if err != nil {
+		return err
+	}
+	defer ret.close()
+	return synth.RankSynAudit(ret, items)
 }

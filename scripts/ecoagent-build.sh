@@ -14,8 +14,10 @@
 #               catalog, queries for at most 480 tools per platform (seed 1: n8n sampled, the
 #               other three platforms whole = 1,002 tools), 10 asked per tool, hard negatives by
 #               bge-small-en-v1.5 -> $OUT/syn-build/, in growing steps of tools ($SYN_STEPS)
-#   judge       200 sampled Syn queries per candidate judged by $JUDGE (validator prompt) ->
-#               $OUT/audit/<name>.csv (human_label to fill by hand)
+#   judge       200 sampled Syn queries per candidate (all when fewer were kept): each query's
+#               intended tool ranked by bge-small-en-v1.5 over the whole catalog, and the first
+#               $JUDGE_FIRST (the hand-labelled ones) judged by $JUDGE with the validator prompt ->
+#               $OUT/audit/<name>.csv (human_label filled by hand; kept when judged again)
 #   real        EcoAgent-Real: the 765 ToolBench queries, top 5 of the 4,002 tools under
 #               bge-small-en-v1.5, pairs below cosine $REAL_MIN dropped, validated by $GENERATOR
 #               -> $OUT/real-build/, in growing steps of queries ($REAL_STEPS)
@@ -29,7 +31,8 @@
 # judge journals under <dir>/audit/. LLM servers are started with `rated llm up` (idempotent),
 # one per model on its own port, and left running (stop them with `rated llm down --config …`).
 # Environment: OUT [runs/ecoagent], GENERATOR [qwen2.5-coder-1.5b], JUDGE [qwen2.5-coder-1.5b],
-# REAL_MIN [0.6], SYN_STEPS ["40 120 250 500 1002"], REAL_STEPS ["100 765"], NICE [10].
+# REAL_MIN [0.6], SYN_STEPS ["40 120 250 500 1002"], REAL_STEPS ["100 765"], JUDGE_FIRST [50],
+# NICE [10].
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -40,6 +43,7 @@ generator=${GENERATOR:-qwen2.5-coder-1.5b}
 judge=${JUDGE:-qwen2.5-coder-1.5b}
 real_min=${REAL_MIN:-0.6}
 syn_steps=${SYN_STEPS:-40 120 250 500 1002}
+judge_first=${JUDGE_FIRST:-50}
 real_steps=${REAL_STEPS:-100 765}
 nice_n=${NICE:-10}
 rated=$root/bin/rated
@@ -114,7 +118,8 @@ stage_judge() {
   for name in "${candidates[@]}"; do
     [ -d "$out/audit/$name/syn" ] || { echo "ecoagent: no audit build for $name yet (stage audit)"; continue; }
     nice -n "$nice_n" "$rated" build-bench audit-syn --dir "$out/audit/$name" --n 200 --seed 1 \
-      --judge-config "$(cfg_of "$judge")" --out-csv "$out/audit/$name.csv"
+      --rank-retriever dense:bge-small-en-v1.5 --rank-catalog "$out/catalog.jsonl" \
+      --judge-config "$(cfg_of "$judge")" --judge-first "$judge_first" --out-csv "$out/audit/$name.csv"
   done
 }
 

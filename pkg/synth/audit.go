@@ -209,7 +209,12 @@ func readCSV(path string, need []string, each func(line int, cell func(string) s
 		if err != nil {
 			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}
-		cell := func(c string) string { return row[col[c]] }
+		cell := func(c string) string { // "" for a column the file does not have
+			if i, ok := col[c]; ok && i < len(row) {
+				return row[i]
+			}
+			return ""
+		}
 		if err := each(line, cell); err != nil {
 			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rated-dev/rated/pkg/bench"
 	"github.com/rated-dev/rated/pkg/catalog"
+	"github.com/rated-dev/rated/pkg/retrieve"
 )
 
 // The Syn audit asks, for a sample of generated queries, whether the tool the query was written
@@ -19,7 +20,10 @@ import (
 // with the validator prompt, and a person labels some of them (human_label, as in the Real audit).
 
 // SynAuditColumns is the header of a Syn audit CSV.
-var SynAuditColumns = []string{"query_id", "query", "words", "tool_id", "tool_name", "tool_description", "judge_score", "judge_keep", "human_label"}
+var SynAuditColumns = []string{"query_id", "query", "words", "tool_id", "tool_name", "tool_description", "retriever_rank", "judge_score", "judge_keep", "human_label"}
+
+// RankDepth is how deep RankSynAudit looks for the intended tool.
+const RankDepth = 100
 
 // SynAuditItem is one sampled Syn query with its intended tool and, once judged, the judge's score.
 type SynAuditItem struct {
@@ -27,6 +31,36 @@ type SynAuditItem struct {
 	// Judged is false until a judge scored the pair.
 	Judged     bool
 	JudgeScore float64
+	// Rank is the intended tool's rank for the query under a retriever over the whole catalog
+	// (1 = first; RankDepth+1 = not in the first RankDepth); 0 = not ranked.
+	Rank int
+}
+
+// RankSynAudit ranks every item's intended tool for its query under r (whose corpus should be the
+// whole catalog): a second, model-free check of whether the query points at its tool.
+func RankSynAudit(r retrieve.Retriever, items []SynAuditItem) error {
+	texts := make([]string, len(items))
+	for i, it := range items {
+		texts[i] = it.Query
+	}
+	r, err := prefetch(r, texts, RankDepth)
+	if err != nil {
+		return err
+	}
+	for i := range items {
+		cands, err := r.Search(items[i].Query, RankDepth)
+		if err != nil {
+			return err
+		}
+		items[i].Rank = RankDepth + 1
+		for k, c := range cands {
+			if c.ID == items[i].ToolID {
+				items[i].Rank = k + 1
+				break
+			}
+		}
+	}
+	return nil
 }
 
 // SampleSynAudit draws up to n queries of a built EcoAgent-Syn (all splits) uniformly without
@@ -59,7 +93,8 @@ func SampleSynAudit(b *bench.Bench, n int, rng *rand.Rand) ([]SynAuditItem, erro
 
 // JudgeSynAudit scores each item's (query, intended tool) pair with gen and the validator prompt
 // of cfg (every pair is validated: cfg.MinRetrievalScore is ignored), journaled in j so that an
-// interrupted judgement resumes. Items whose judgement failed for good stay unjudged.
+// interrupted judgement resumes. Items whose judgement failed for good stay unjudged; pass a
+// prefix of the sample to judge only those items.
 func JudgeSynAudit(ctx context.Context, gen Generator, items []SynAuditItem, tools []catalog.Tool, cfg RealConfig, j *Journal, p Progress, now func() time.Time) error {
 	pairs := make([]RealPair, len(items))
 	for i, it := range items {
@@ -107,7 +142,11 @@ func WriteSynAuditCSV(path string, items []SynAuditItem, tools []catalog.Tool, k
 					k = "1"
 				}
 			}
-			row := []string{it.QueryID, it.Query, strconv.Itoa(WordCount(it.Query)), it.ToolID, t.Name, oneLine(t.Description), score, k, labels[it.QueryID]}
+			rank := ""
+			if it.Rank > 0 {
+				rank = strconv.Itoa(it.Rank)
+			}
+			row := []string{it.QueryID, it.Query, strconv.Itoa(WordCount(it.Query)), it.ToolID, t.Name, oneLine(t.Description), rank, score, k, labels[it.QueryID]}
 			if err := emit(row); err != nil {
 				return err
 			}
@@ -137,6 +176,15 @@ type SynAuditSummary struct {
 	// DistinctShare is the share of sampled queries whose lower-cased word sequence is unique in
 	// the sample (exact duplicates are already removed by the build's near-duplicate filter).
 	DistinctShare float64 `json:"distinct_share"`
+	// Ranked counts the items with a retriever rank; Top1 and Top5 the shares of those whose
+	// intended tool the retriever ranks first and in the first five.
+	Ranked int     `json:"ranked"`
+	Top1   float64 `json:"retriever_top1"`
+	Top5   float64 `json:"retriever_top5"`
+	// On the labelled items: the person's precision where the judge says right, and the judge's
+	// share of right among the items the person labelled wrong (how lenient the judge is).
+	HumanRightWhereJudgeRight float64 `json:"human_right_where_judge_right"`
+	JudgeRightWhereHumanWrong float64 `json:"judge_right_where_human_wrong"`
 }
 
 // ReadSynAudit reads a (possibly labelled) Syn audit CSV. A bad label or score is an error naming
@@ -145,7 +193,22 @@ func ReadSynAudit(path string) (SynAuditSummary, error) {
 	var s SynAuditSummary
 	var words []int
 	seen := map[string]int{}
+	top1, top5 := 0, 0
+	jr, jrHumanRight, humanWrong, humanWrongJudgeRight := 0, 0, 0, 0
 	err := readCSV(path, []string{"query", "judge_keep", "human_label"}, func(_ int, cell func(string) string) error {
+		if rk := strings.TrimSpace(cell("retriever_rank")); rk != "" {
+			r, err := strconv.Atoi(rk)
+			if err != nil || r < 1 {
+				return fmt.Errorf("retriever_rank %q is not a positive integer", rk)
+			}
+			s.Ranked++
+			if r == 1 {
+				top1++
+			}
+			if r <= 5 {
+				top5++
+			}
+		}
 		s.Sampled++
 		q := cell("query")
 		words = append(words, WordCount(q))
@@ -178,6 +241,18 @@ func ReadSynAudit(path string) (SynAuditSummary, error) {
 			if (judge == "1") == human {
 				s.JudgeHumanAgree++
 			}
+			if judge == "1" {
+				jr++
+				if human {
+					jrHumanRight++
+				}
+			}
+			if !human {
+				humanWrong++
+				if judge == "1" {
+					humanWrongJudgeRight++
+				}
+			}
 		}
 		return nil
 	})
@@ -192,6 +267,15 @@ func ReadSynAudit(path string) (SynAuditSummary, error) {
 	}
 	if s.JudgeHumanBoth > 0 {
 		s.JudgeHumanRate = float64(s.JudgeHumanAgree) / float64(s.JudgeHumanBoth)
+	}
+	if jr > 0 {
+		s.HumanRightWhereJudgeRight = float64(jrHumanRight) / float64(jr)
+	}
+	if humanWrong > 0 {
+		s.JudgeRightWhereHumanWrong = float64(humanWrongJudgeRight) / float64(humanWrong)
+	}
+	if s.Ranked > 0 {
+		s.Top1, s.Top5 = float64(top1)/float64(s.Ranked), float64(top5)/float64(s.Ranked)
 	}
 	if len(words) > 0 {
 		sort.Ints(words)

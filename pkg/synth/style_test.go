@@ -166,10 +166,12 @@ func TestSynAuditSampleAndSummary(t *testing.T) {
 	if len(all) != 10 {
 		t.Fatalf("all: %d", len(all))
 	}
-	// Five rows, hand-counted: judged 4 (3 right), labelled 4 (3 right), judged and labelled 3
-	// (agree on 2), lengths 2, 3, 5, 5, 9 words, one exact duplicate pair (case and punctuation aside).
-	csv := "query_id,query,judge_keep,human_label\n" +
-		"1,send mail now,1,1\n2,\"Send mail, now!\",1,0\n3,book a flight to rome,0,0\n4,hi there,,1\n5,one two three four five six seven eight nine,1,1\n"
+	// Five rows, hand-counted: judged 4 (3 right), labelled 5 (3 right), judged and labelled 4
+	// (agree on 3; of the 3 judged right 2 are right by hand; of the 2 wrong by hand the judge
+	// calls 1 right), ranks 1, 3, 101, 7 (top-1 1/4, top-5 2/4), lengths 2, 3, 5, 5, 9 words,
+	// one exact duplicate pair (case and punctuation aside).
+	csv := "query_id,query,retriever_rank,judge_keep,human_label\n" +
+		"1,send mail now,1,1,1\n2,\"Send mail, now!\",3,1,0\n3,book a flight to rome,101,0,0\n4,hi there,,,1\n5,one two three four five six seven eight nine,7,1,1\n"
 	p := filepath.Join(t.TempDir(), "audit.csv")
 	os.WriteFile(p, []byte(csv), 0o644)
 	s, err := ReadSynAudit(p)
@@ -178,7 +180,8 @@ func TestSynAuditSampleAndSummary(t *testing.T) {
 	}
 	if s.Sampled != 5 || s.Judged != 4 || s.JudgeRight != 3 || s.JudgePrecision != 0.75 || s.Labelled != 5 || s.HumanRight != 3 ||
 		s.HumanPrecision != 0.6 || s.JudgeHumanBoth != 4 || s.JudgeHumanAgree != 3 || s.WordsMin != 2 || s.WordsMax != 9 ||
-		s.WordsMedian != 3 || s.WordsMean != 4.4 || s.DistinctShare != 0.6 {
+		s.WordsMedian != 3 || s.WordsMean != 4.4 || s.DistinctShare != 0.6 || s.Ranked != 4 || s.Top1 != 0.25 || s.Top5 != 0.5 ||
+		s.HumanRightWhereJudgeRight != 2.0/3 || s.JudgeRightWhereHumanWrong != 0.5 {
 		js, _ := json.Marshal(s)
 		t.Fatalf("summary %s", js)
 	}
@@ -190,7 +193,7 @@ func TestSynAuditSampleAndSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw, _ := os.ReadFile(out)
-	os.WriteFile(out, []byte(strings.Replace(string(raw), "query number b,3,tool-a,A,,,,", "query number b,3,tool-a,A,,,,0", 1)), 0o644)
+	os.WriteFile(out, []byte(strings.Replace(string(raw), "query number b,3,tool-a,A,,,,,", "query number b,3,tool-a,A,,,,,0", 1)), 0o644)
 	items[0].Judged, items[0].JudgeScore, items[1].Judged, items[1].JudgeScore = true, 0.9, true, 0.5
 	if err := WriteSynAuditCSV(out, items, tools, 0.85); err != nil {
 		t.Fatal(err)
@@ -202,5 +205,32 @@ func TestSynAuditSampleAndSummary(t *testing.T) {
 	os.WriteFile(p, []byte("query_id,query,judge_keep,human_label\n1,x,1,maybe\n"), 0o644)
 	if _, err := ReadSynAudit(p); err == nil || !strings.Contains(err.Error(), ":2:") {
 		t.Fatalf("bad label: %v", err)
+	}
+}
+
+// The retriever check ranks each query's intended tool: a query about e-mail written for the
+// weather tool does not find the weather tool at all under BM25 (no shared word).
+func TestRankSynAudit(t *testing.T) {
+	tools := []catalog.Tool{
+		{ID: "mail", Name: "Send email", Description: "Sends an email message to a recipient"},
+		{ID: "weather", Name: "Weather forecast", Description: "Returns the weather forecast for a city"},
+		// Two more documents so that a word in one document has a positive BM25 idf.
+		{ID: "stock", Name: "Stock quote", Description: "Latest price of a share"},
+		{ID: "translate", Name: "Translate", Description: "Translates text between languages"},
+	}
+	bm25 := retrieve.NewBM25(bench.DocsFromTools(tools), retrieve.DefaultBM25Params())
+	items := []SynAuditItem{
+		{QueryID: "1", Query: "send an email to my sister", ToolID: "mail"},
+		{QueryID: "2", Query: "send an email to my sister", ToolID: "weather"},
+		{QueryID: "3", Query: "weather forecast for Oslo", ToolID: "weather"},
+		{QueryID: "4", Query: "weather forecast for Oslo", ToolID: "absent"},
+	}
+	if err := RankSynAudit(bm25, items); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int{1, RankDepth + 1, 1, RankDepth + 1} {
+		if items[i].Rank != want {
+			t.Errorf("item %d: rank %d, want %d", i+1, items[i].Rank, want)
+		}
 	}
 }

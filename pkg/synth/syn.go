@@ -78,16 +78,16 @@ type SynStats struct {
 	// WordsHistogram counts kept queries by length in words, in bins of 5 ("5-9", "10-14", ...).
 	WordsHistogram map[string]int `json:"words_histogram"`
 	// Failures lists the tools whose generation failed for good, with the fault of each attempt.
-	Failures  []ToolFailure  `json:"failures,omitempty"`
-	Faults    map[string]int `json:"faults_by_class"`
-	Attempts  int            `json:"attempts"`
+	Failures []ToolFailure  `json:"failures,omitempty"`
+	Faults   map[string]int `json:"faults_by_class"`
+	Attempts int            `json:"attempts"`
 	// RequestSeconds sums the generation requests' times (all attempts of each tool, from the
 	// journal); QueriesPerMinute is QueriesParsed per minute of RequestSeconds divided by the
 	// concurrency, i.e. the throughput of a run that keeps every slot busy, whatever
 	// interruptions and resumptions the journal went through.
 	RequestSeconds   float64 `json:"request_seconds"`
 	QueriesPerMinute float64 `json:"queries_parsed_per_minute"`
-	Retriever string         `json:"hard_negative_retriever"`
+	Retriever        string  `json:"hard_negative_retriever"`
 	// HardNegativeScores is the distribution of the hard negatives' retrieval scores (cosines for
 	// a dense retriever).
 	HardNegativeScores Distribution `json:"hard_negative_score_distribution"`
