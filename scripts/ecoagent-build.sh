@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # EcoAgent from the crawled catalog, end to end (issue 14; docs/BUILD-BENCH.md, "EcoAgent release"):
 #
-#   scripts/ecoagent-build.sh STAGE...      stages: setup crawl audit syn judge real release
-#                                            checkpoint restore, or all (each in that order)
+#   scripts/ecoagent-build.sh STAGE...      stages: setup crawl restore audit syn judge real release
+#                                            finetune eval checkpoint, or all (in that order,
+#                                            checkpoint excepted)
 #
 #   setup       scripts/setup for the encoders, the crawl sources, Ollama + Gemma, and every
 #               candidate generator's GGUF (RATED_LLM_CANDIDATES=all 45-llm-generator.sh)
@@ -13,7 +14,8 @@
 #   syn         EcoAgent-Syn with the chosen generator ($GENERATOR): the corpus is the whole
 #               catalog, queries for at most 480 tools per platform (seed 1: n8n sampled, the
 #               other three platforms whole = 1,002 tools), 10 asked per tool, hard negatives by
-#               bge-small-en-v1.5 -> $OUT/syn-build/, in growing steps of tools ($SYN_STEPS)
+#               bge-small-en-v1.5 -> $OUT/syn-build/, in growing steps of tools per platform
+#               ($SYN_STEPS: 32, 120, 240, 480 and 1,002 tools)
 #   judge       200 sampled Syn queries per candidate (all when fewer were kept): each query's
 #               intended tool ranked by bge-small-en-v1.5 over the whole catalog, and the first
 #               $JUDGE_FIRST (the hand-labelled ones) judged by $JUDGE with the validator prompt ->
@@ -26,12 +28,16 @@
 #   checkpoint  the journals, gzip-compressed, into data/ecoagent/journal/ (commit them so that
 #               a later session resumes: `restore` copies them back)
 #   restore     data/ecoagent/journal/* back into $OUT when $OUT has none (a new machine)
+#   finetune    rated finetune on data/ecoagent/syn train: MiniLM and bge-small (shared encoder),
+#               MiniLM two towers (DRAGON-style) -> $OUT/ft-<model>-<towers>/
+#   eval        Table 1 (Syn test, Real test; paired tests against each frozen encoder) and
+#               Table 2 (Real test, frozen vs fine-tuned MiniLM) -> $OUT/table{1,2}-*/
 #
 # Every stage resumes: build-bench journals every finished request and skips it on a rerun; the
 # judge journals under <dir>/audit/. LLM servers are started with `rated llm up` (idempotent),
 # one per model on its own port, and left running (stop them with `rated llm down --config …`).
 # Environment: OUT [runs/ecoagent], GENERATOR [qwen2.5-coder-1.5b], JUDGE [qwen2.5-coder-1.5b],
-# REAL_MIN [0.6], SYN_STEPS ["40 120 250 500 1002"], REAL_STEPS ["100 765"], JUDGE_FIRST [50],
+# REAL_MIN [0.6], SYN_STEPS ["8 30 60 120 480"], REAL_STEPS ["100 765"], JUDGE_FIRST [50],
 # NICE [10].
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,7 +48,7 @@ out=${OUT:-runs/ecoagent}
 generator=${GENERATOR:-qwen2.5-coder-1.5b}
 judge=${JUDGE:-qwen2.5-coder-1.5b}
 real_min=${REAL_MIN:-0.6}
-syn_steps=${SYN_STEPS:-40 120 250 500 1002}
+syn_steps=${SYN_STEPS:-8 30 60 120 480}
 judge_first=${JUDGE_FIRST:-50}
 real_steps=${REAL_STEPS:-100 765}
 nice_n=${NICE:-10}
@@ -102,20 +108,24 @@ stage_syn() {
     cp "$out/audit/$generator/journal/syn.jsonl" "$dir/journal/syn.jsonl"
   fi
   llm_up "$generator"
-  # In growing steps: --tools N takes the first N of one seeded shuffle of the sample, so each
-  # step's tools contain the previous step's (whose answers the journal already holds), and
-  # every finished step is a complete benchmark that can be released.
+  # In growing steps of tools per platform (--per-platform K, seed 1: each platform shuffled with
+  # one seeded generator, its first K taken). The first step, 8 per platform, is the audit's 32
+  # tools (already in the journal); every step's tools are in the last step's 1,002 (n8n is
+  # shuffled first in every step, the other platforms are taken whole in the last), answers
+  # already journaled are reused, and every finished step is a complete benchmark.
   for n in $syn_steps; do
     bb --config "$(cfg_of "$generator")" --catalog "$out/catalog.jsonl" --out "$dir" --no-real --full-corpus \
-      --per-platform 480 --tools "$n" --sample-seed 1 --queries-per-tool 10 --retriever dense:bge-small-en-v1.5
+      --per-platform "$n" --sample-seed 1 --queries-per-tool 10 --retriever dense:bge-small-en-v1.5
     stage_checkpoint
   done
 }
 
 stage_judge() {
   llm_up "$judge"
-  local name
-  for name in "${candidates[@]}"; do
+  # The chosen generator's sample first: its verdicts matter most.
+  local name order=("$generator")
+  for name in "${candidates[@]}"; do [ "$name" != "$generator" ] && order+=("$name"); done
+  for name in "${order[@]}"; do
     [ -d "$out/audit/$name/syn" ] || { echo "ecoagent: no audit build for $name yet (stage audit)"; continue; }
     nice -n "$nice_n" "$rated" build-bench audit-syn --dir "$out/audit/$name" --n 200 --seed 1 \
       --rank-retriever dense:bge-small-en-v1.5 --rank-catalog "$out/catalog.jsonl" \
@@ -132,6 +142,40 @@ stage_real() {
     bb --config "$(cfg_of "$generator")" --catalog "$out/catalog.jsonl" --out "$out/real-build" --no-syn --full-corpus \
       --retriever dense:bge-small-en-v1.5 --min-retrieval-score "$real_min" --real-limit "$n"
     stage_checkpoint
+  done
+}
+
+stage_finetune() {
+  # The paper's recipe on the release's Syn train split (docs/FINETUNE.md): MiniLM and bge-small
+  # with one encoder for both sides, and MiniLM as DRAGON-style two towers; each resumes from its
+  # checkpoints. Warm-up: a tenth of the steps.
+  local syn=$release/syn pairs steps warmup model towers dir
+  pairs=$(($(gunzip -c "$syn/qrels/train.tsv.gz" | wc -l) - 1))
+  steps=$((pairs / 8))
+  warmup=$((steps / 10 > 0 ? steps / 10 : 1))
+  for spec in all-minilm-l6-v2:shared bge-small-en-v1.5:shared all-minilm-l6-v2:dual; do
+    model=${spec%%:*} towers=${spec##*:}
+    dir=$out/ft-$model-$towers
+    nice -n "$nice_n" "$rated" finetune --model "$assets/models/$model" --bench "$syn" --out "$dir" --towers "$towers" \
+      --batch 8 --max-len 64 --lr 2e-5 --warmup "$warmup" --epochs 1 --val-every 50 --checkpoint-every 50 --seed 1
+  done
+}
+
+stage_eval() {
+  # Table 1 before and after fine-tuning on Syn test and Real test (paired tests against each
+  # frozen encoder), and Table 2 on Real test with the frozen and the fine-tuned MiniLM.
+  local rs=bm25,dense:all-minilm-l6-v2,dense:$out/ft-all-minilm-l6-v2-shared,dense:$out/ft-all-minilm-l6-v2-dual
+  rs=$rs,dense:bge-small-en-v1.5,dense:$out/ft-bge-small-en-v1.5-shared
+  local part base
+  for part in syn real; do
+    for base in all-minilm-l6-v2 bge-small-en-v1.5; do
+      nice -n "$nice_n" "$rated" eval offline --bench "$release/$part" --split test --retrievers "$rs" \
+        --baseline "dense:$base" --out "$out/table1-$part-vs-$base"
+    done
+  done
+  for enc in "$assets/models/all-minilm-l6-v2" "$out/ft-all-minilm-l6-v2-shared"; do
+    nice -n "$nice_n" "$rated" eval dynamic --bench "$release/real" --split test --encoder "$enc" \
+      --out "$out/table2-$(basename "$enc")"
   done
 }
 
@@ -171,9 +215,9 @@ main() {
   [ "${#stages[@]}" -eq 0 ] && stages=(all)
   for s in "${stages[@]}"; do
     case "$s" in
-      all) for t in setup crawl restore audit syn judge real release; do "stage_$t"; done ;;
-      setup | crawl | audit | syn | judge | real | release | checkpoint | restore) "stage_$s" ;;
-      *) echo "ecoagent-build: unknown stage $s (setup crawl audit syn judge real release checkpoint restore all)" >&2; exit 2 ;;
+      all) for t in setup crawl restore audit syn judge real release finetune eval; do "stage_$t"; done ;;
+      setup | crawl | audit | syn | judge | real | release | checkpoint | restore | finetune | eval) "stage_$s" ;;
+      *) echo "ecoagent-build: unknown stage $s (setup crawl restore audit syn judge real release checkpoint finetune eval, or all)" >&2; exit 2 ;;
     esac
   done
 }

@@ -171,8 +171,12 @@ type SynAuditSummary struct {
 	JudgeHumanAgree int     `json:"judge_human_agree"`
 	JudgeHumanRate  float64 `json:"judge_human_agreement"`
 	// Words: length of the sampled queries in words.
-	WordsMin, WordsP25, WordsMedian, WordsP75, WordsMax int
-	WordsMean                                           float64
+	WordsMin    int     `json:"words_min"`
+	WordsP25    int     `json:"words_p25"`
+	WordsMedian int     `json:"words_median"`
+	WordsP75    int     `json:"words_p75"`
+	WordsMax    int     `json:"words_max"`
+	WordsMean   float64 `json:"words_mean"`
 	// DistinctShare is the share of sampled queries whose lower-cased word sequence is unique in
 	// the sample (exact duplicates are already removed by the build's near-duplicate filter).
 	DistinctShare float64 `json:"distinct_share"`
