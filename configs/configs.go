@@ -4,8 +4,9 @@ package configs
 
 import "embed"
 
-// Files holds paper.yaml (the paper's hyper-parameters), extended.yaml (extra scenarios) and the
-// other shipped YAML files.
+// Files holds paper.yaml (the paper's hyper-parameters), extended.yaml (extra scenarios), the
+// other shipped YAML files and the candidate generators of llm-candidates/ (their GGUF digests
+// are what scripts/setup.d/45-llm-generator.sh checks).
 //
-//go:embed *.yaml
+//go:embed *.yaml llm-candidates/*.yaml
 var Files embed.FS

@@ -5,8 +5,8 @@
 #                                            finetune eval checkpoint, or all (in that order,
 #                                            checkpoint excepted)
 #
-#   setup       scripts/setup for the encoders, the crawl sources, Ollama + Gemma, and every
-#               candidate generator's GGUF (RATED_LLM_CANDIDATES=all 45-llm-generator.sh)
+#   setup       rated setup for the encoders, the crawl sources, Ollama + Gemma + the chosen
+#               generator, and every candidate's GGUF (RATED_LLM_CANDIDATES=all 45-llm-generator.sh)
 #   crawl       rated crawl of the pinned packages -> $OUT/catalog.jsonl (4,002 tools)
 #   audit       per candidate (Gemma 3 270M baseline, Qwen2.5-Coder 0.5B and 1.5B, SmolLM2 135M):
 #               Syn queries for the same 32 tools (8 per platform, seed 1), 10 asked per tool,
@@ -42,8 +42,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-assets=${RATED_ASSETS:-$root/.rated}
-export RATED_ASSETS=$assets
+assets=${RATED_HOME:-${RATED_ASSETS:-$root/.rated}}
+export RATED_HOME=$assets
 out=${OUT:-runs/ecoagent}
 generator=${GENERATOR:-qwen2.5-coder-1.5b}
 judge=${JUDGE:-qwen2.5-coder-1.5b}
@@ -74,7 +74,7 @@ llm_up() { with_port "$1" nice -n "$nice_n" "$rated" llm up --config "$(cfg_of "
 bb() { nice -n "$nice_n" "$rated" build-bench "$@"; }
 
 stage_setup() {
-  bash scripts/setup onnxruntime models catalog llm
+  "$rated" setup onnxruntime models sources llm
   RATED_LLM_CANDIDATES=all bash scripts/setup.d/45-llm-generator.sh
 }
 

@@ -7,7 +7,7 @@
 # a space-separated list of names installs those. Idempotent; needs 40-llm.sh's Ollama to serve.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-assets=${RATED_ASSETS:-$root/.rated}
+assets=${RATED_HOME:-${RATED_ASSETS:-$root/.rated}}
 # shellcheck source=scripts/lib/llm.sh
 source "$root/scripts/lib/llm.sh"
 
