@@ -86,7 +86,9 @@ stage_crawl() {
 stage_audit() {
   local name
   for name in "${candidates[@]}"; do
-    [ -s "$out/audit/$name.time" ] && continue
+    # Done when built; after a restore the journal is complete and only the assembly runs again
+    # (the first run's .time is kept).
+    [ -s "$out/audit/$name.time" ] && [ -s "$out/audit/$name/syn/queries.jsonl" ] && continue
     llm_up "$name"
     local start
     start=$(date +%s)
@@ -94,8 +96,8 @@ stage_audit() {
     load0=$(cut -d' ' -f1 /proc/loadavg)
     with_port "$name" bb --config "$(cfg_of "$name")" --catalog "$out/catalog.jsonl" --out "$out/audit/$name" \
       --no-real --per-platform 8 --sample-seed 1 --queries-per-tool 10 --retriever bm25
-    printf '{"candidate": "%s", "wall_s": %d, "load_start": %s, "load_end": %s}\n' "$name" "$(($(date +%s) - start))" "$load0" \
-      "$(cut -d' ' -f1 /proc/loadavg)" >"$out/audit/$name.time"
+    [ -s "$out/audit/$name.time" ] || printf '{"candidate": "%s", "wall_s": %d, "load_start": %s, "load_end": %s}\n' \
+      "$name" "$(($(date +%s) - start))" "$load0" "$(cut -d' ' -f1 /proc/loadavg)" >"$out/audit/$name.time"
   done
 }
 
@@ -194,7 +196,12 @@ stage_checkpoint() {
     gzip -9n -c "$out/$j" >"$release/journal/$j.gz.tmp"
     mv "$release/journal/$j.gz.tmp" "$release/journal/$j.gz"
   done < <(journals)
-  echo "ecoagent: journals checkpointed under $release/journal ($(du -sh "$release/journal" | cut -f1)); commit them"
+  # The audit's CSVs (with the hand labels) and run times go to the release's audit/.
+  mkdir -p "$release/audit"
+  for j in "$out"/audit/*.csv "$out"/audit/*.time; do
+    [ -e "$j" ] && cp "$j" "$release/audit/"
+  done
+  echo "ecoagent: journals checkpointed under $release/journal ($(du -sh "$release/journal" | cut -f1)), audit files under $release/audit; commit them"
 }
 
 stage_restore() {
@@ -208,6 +215,12 @@ stage_restore() {
       echo "ecoagent: restored $out/$j"
     fi
   done < <(cd "$release/journal" && find . -name '*.jsonl.gz' | sed 's|^\./||' | sort)
+  # The hand labels live in the audit CSVs: the judge keeps them only if they are in $OUT.
+  mkdir -p "$out/audit"
+  for g in "$release"/audit/*.csv "$release"/audit/*.time; do
+    [ -e "$g" ] && [ ! -e "$out/audit/$(basename "$g")" ] && cp "$g" "$out/audit/" && echo "ecoagent: restored $out/audit/$(basename "$g")"
+  done
+  return 0
 }
 
 main() {
