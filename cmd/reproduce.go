@@ -2,16 +2,22 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"github.com/rated-dev/rated/data"
 	"github.com/rated-dev/rated/pkg/bandit"
+	"github.com/rated-dev/rated/pkg/bench"
 	"github.com/rated-dev/rated/pkg/defaultbench"
 	"github.com/rated-dev/rated/pkg/evaldynamic"
 	"github.com/rated-dev/rated/pkg/evallatency"
@@ -27,6 +33,7 @@ import (
 func newReproduceCmd() *cobra.Command {
 	var (
 		outDir, expectedPath, update string
+		benchName, releaseDir        string
 		tables                       []int
 		latencyQueries               int
 		sizes                        []int
@@ -34,7 +41,7 @@ func newReproduceCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "reproduce [--out DIR]",
-		Short: "Regenerate Tables 1-3 on the embedded default benchmark and compare every cell with the expected values",
+		Short: "Regenerate Tables 1-3 on the embedded default benchmark (or 1-2 on the EcoAgent release) and compare every cell with the expected values",
 		Long: `Regenerates Table 1 (rated eval offline: the retrievers listed in the expected file), Table 2
 (rated eval dynamic with the embedded configs/paper.yaml) and Table 3 (rated eval latency) on the
 embedded default benchmark, writing each under OUT/table{1,2,3}/, then compares every expected
@@ -43,19 +50,31 @@ prints [OK] or the difference per cell. Latency cells (Table 3) depend on the ma
 printed as [INFO] and never fail the run. Exits non-zero when a cell differs beyond the table's
 tolerance or is missing.
 
+--bench ecoagent does the same, without any LLM, on the shipped EcoAgent release (data/ecoagent,
+embedded; --release DIR for another copy): Table 1 on its Syn and Real test splits (tables
+table1-syn and table1-real), Table 2 on Real test (Syn test while the release has no Real) with
+all-MiniLM-L6-v2 as the encoder, compared with pkg/reproduce/expected/ecoagent.json.
+
 --update FILE writes the regenerated values as a new expected file instead of comparing.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := cmd.ErrOrStderr()
-			exp, err := reproduce.DefaultExpected()
+			rb, err := loadReproBench(benchName, releaseDir)
+			if err != nil {
+				return err
+			}
+			exp, err := rb.expected()
 			if expectedPath != "" {
 				exp, err = reproduce.ReadExpected(expectedPath)
+			}
+			if err != nil && update != "" && errors.Is(err, fs.ErrNotExist) {
+				// The first --update of a benchmark: nothing to compare with yet.
+				exp, err = &reproduce.Expected{Tables: map[string]reproduce.ExpectedTable{}}, nil
 			}
 			if err != nil {
 				return fmt.Errorf("reproduce: %w", err)
 			}
-			b, err := defaultbench.Load()
-			if err != nil {
-				return err
+			if !cmd.Flags().Changed("tables") {
+				tables = rb.tables
 			}
 			h, err := assetHome(cmd)
 			if err != nil {
@@ -69,30 +88,35 @@ tolerance or is missing.
 			defer models.Close()
 			produced := map[string]*report.Table{}
 			want := func(n int) bool { return slices.Contains(tables, n) }
+			if want(3) && !slices.Contains(rb.tables, 3) {
+				return fmt.Errorf("reproduce: --bench %s has no Table 3 (latency is measured on the default benchmark)", benchName)
+			}
 			if want(1) {
-				retrievers := exp.Tables["table1"].Retrievers
-				if len(retrievers) == 0 {
-					retrievers = []string{"tfidf", "bm25"}
+				for _, t1 := range rb.table1 {
+					retrievers := exp.Tables[t1.table].Retrievers
+					if len(retrievers) == 0 {
+						retrievers = rb.retrievers
+					}
+					reg := evaloffline.NewLexicalRegistry()
+					if err := evaloffline.RegisterDense(reg); err != nil {
+						return err
+					}
+					cfg := evaloffline.DefaultConfig()
+					cfg.Retrievers = retrievers
+					env := evaloffline.Env{Ctx: cmd.Context(), Bench: t1.bench, Log: log, Encoders: src}
+					res, err := evaloffline.Run(env, t1.label, reg, cfg)
+					if err != nil {
+						return fmt.Errorf("reproduce %s: %w", t1.table, err)
+					}
+					res.Provenance = runRecord(h)
+					if err := evaloffline.WriteOutputs(filepath.Join(outDir, t1.table), res); err != nil {
+						return err
+					}
+					produced[t1.table] = evaloffline.Table(res)
 				}
-				reg := evaloffline.NewLexicalRegistry()
-				if err := evaloffline.RegisterDense(reg); err != nil {
-					return err
-				}
-				cfg := evaloffline.DefaultConfig()
-				cfg.Retrievers = retrievers
-				env := evaloffline.Env{Ctx: cmd.Context(), Bench: b, Log: log, Encoders: src}
-				res, err := evaloffline.Run(env, "embedded default", reg, cfg)
-				if err != nil {
-					return fmt.Errorf("reproduce table 1: %w", err)
-				}
-				res.Provenance = runRecord(h)
-				if err := evaloffline.WriteOutputs(filepath.Join(outDir, "table1"), res); err != nil {
-					return err
-				}
-				produced["table1"] = evaloffline.Table(res)
 			}
 			if want(2) {
-				t, err := reproduceTable2(cmd.Context(), filepath.Join(outDir, "table2"), h, src, cmd)
+				t, err := reproduceTable2(cmd.Context(), filepath.Join(outDir, "table2"), h, src, rb.table2, rb.table2Label, rb.table2Config, cmd)
 				if err != nil {
 					return fmt.Errorf("reproduce table 2: %w", err)
 				}
@@ -106,7 +130,7 @@ tolerance or is missing.
 				produced["table3"] = t
 			}
 			if update != "" {
-				next := &reproduce.Expected{About: fmt.Sprintf("rated reproduce --update on %s/%s, %s, %d CPUs", runtime.GOOS, runtime.GOARCH, runtime.Version(), runtime.NumCPU()), Tables: map[string]reproduce.ExpectedTable{}}
+				next := &reproduce.Expected{About: fmt.Sprintf("rated reproduce --bench %s --update on %s/%s, %s, %d CPUs", benchName, runtime.GOOS, runtime.GOARCH, runtime.Version(), runtime.NumCPU()), Tables: map[string]reproduce.ExpectedTable{}}
 				for name, t := range produced {
 					tol, info := 0.001, false
 					switch name {
@@ -116,10 +140,10 @@ tolerance or is missing.
 						tol, info = 0, true
 					}
 					e := reproduce.Snapshot(t, tol, info)
-					if name == "table1" {
-						e.Retrievers = exp.Tables["table1"].Retrievers
+					if strings.HasPrefix(name, "table1") {
+						e.Retrievers = exp.Tables[name].Retrievers
 						if len(e.Retrievers) == 0 {
-							e.Retrievers = []string{"tfidf", "bm25"}
+							e.Retrievers = rb.retrievers
 						}
 					}
 					next.Tables[name] = e
@@ -131,8 +155,7 @@ tolerance or is missing.
 				return nil
 			}
 			var lines []reproduce.Line
-			for _, n := range tables {
-				name := fmt.Sprintf("table%d", n)
+			for _, name := range rb.tableNames(tables) {
 				e, ok := exp.Tables[name]
 				if !ok {
 					fmt.Fprintf(cmd.OutOrStdout(), "[INFO] %s: no expected values (run rated reproduce --update FILE)\n", name)
@@ -149,26 +172,28 @@ tolerance or is missing.
 	f := cmd.Flags()
 	f.StringVar(&outDir, "out", "runs/reproduce", "output directory (one sub-directory per table)")
 	f.StringVar(&expectedPath, "expected", "", "expected-values file (default: the embedded pkg/reproduce/expected/default.json)")
+	f.StringVar(&benchName, "bench", "default", "benchmark: default (the embedded hand-written one) or ecoagent (the shipped EcoAgent release, data/ecoagent: Table 1 on its Syn and Real test splits, Table 2 on Real test)")
+	f.StringVar(&releaseDir, "release", "", "with --bench ecoagent: read the release from this folder (a build-bench --out or a copy of data/ecoagent) instead of the embedded one")
 	f.StringVar(&update, "update", "", "write the regenerated values to this expected-values file instead of comparing")
-	f.IntSliceVar(&tables, "tables", []int{1, 2, 3}, "tables to regenerate")
+	f.IntSliceVar(&tables, "tables", []int{1, 2, 3}, "tables to regenerate (--bench ecoagent: 1,2)")
 	f.IntVar(&latencyQueries, "latency-queries", 1000, "measured queries of Table 3")
 	enc.register(f)
 	f.IntSliceVar(&sizes, "sizes", []int{5000, 100000}, "catalog sizes of Table 3's search sweep")
 	return cmd
 }
 
-// reproduceTable2 runs the dynamic experiment with the embedded configs/paper.yaml.
-func reproduceTable2(ctx context.Context, out string, h home.Home, src retrieve.EncoderSource, cmd *cobra.Command) (*report.Table, error) {
+// reproduceTable2 runs the dynamic experiment with the embedded configs/paper.yaml on b, changed
+// by adjust when it is not nil.
+func reproduceTable2(ctx context.Context, out string, h home.Home, src retrieve.EncoderSource, b *bench.Bench, label string, adjust func(*evaldynamic.Config), cmd *cobra.Command) (*report.Table, error) {
 	cfg, err := evaldynamic.LoadConfig(viper.New(), nil)
 	if err != nil {
 		return nil, err
 	}
-	b, err := defaultbench.Load()
-	if err != nil {
-		return nil, err
+	if adjust != nil {
+		adjust(cfg)
 	}
 	log := cmd.ErrOrStderr()
-	res, closeRes, err := evaldynamic.ResolveResources(b, "embedded default", cfg, src, log, newProgress(log, "encode catalog"))
+	res, closeRes, err := evaldynamic.ResolveResources(b, label, cfg, src, log, newProgress(log, "encode catalog"))
 	if err != nil {
 		return nil, err
 	}
@@ -227,4 +252,110 @@ func reproduceTable3(out string, h home.Home, src retrieve.EncoderSource, querie
 		return nil, err
 	}
 	return evallatency.PipelineTable(rep), nil
+}
+
+// reproBench is what `rated reproduce --bench` regenerates: the Table 1 runs (one table per
+// benchmark part), the benchmark and settings of Table 2, and the expected values.
+type reproBench struct {
+	table1 []reproTable1
+	// table2 is the benchmark of Table 2; table2Config adjusts the paper's configuration.
+	table2       *bench.Bench
+	table2Label  string
+	table2Config func(*evaldynamic.Config)
+	tables       []int
+	// retrievers are Table 1's rows when the expected values do not list them.
+	retrievers []string
+	expected   func() (*reproduce.Expected, error)
+}
+
+// reproTable1 is one Table 1 run: the test split of bench, compared as expected table `table`.
+type reproTable1 struct {
+	table, label string
+	bench        *bench.Bench
+}
+
+// tableNames lists the expected-table names of the selected table numbers.
+func (rb reproBench) tableNames(tables []int) []string {
+	var out []string
+	for _, n := range tables {
+		if n == 1 {
+			for _, t := range rb.table1 {
+				out = append(out, t.table)
+			}
+			continue
+		}
+		out = append(out, fmt.Sprintf("table%d", n))
+	}
+	return out
+}
+
+// loadReproBench resolves --bench (and --release for ecoagent).
+func loadReproBench(name, releaseDir string) (reproBench, error) {
+	switch name {
+	case "default":
+		if releaseDir != "" {
+			return reproBench{}, fmt.Errorf("reproduce: --release goes with --bench ecoagent")
+		}
+		b, err := defaultbench.Load()
+		if err != nil {
+			return reproBench{}, err
+		}
+		return reproBench{
+			table1: []reproTable1{{table: "table1", label: "embedded default", bench: b}},
+			table2: b, table2Label: "embedded default", tables: []int{1, 2, 3}, expected: reproduce.DefaultExpected,
+			retrievers: []string{"tfidf", "bm25"},
+		}, nil
+	case "ecoagent":
+		var fsys fs.FS = data.EcoAgent
+		label := data.EcoAgentName
+		if releaseDir != "" {
+			fsys, label = os.DirFS(releaseDir), releaseDir
+		} else {
+			sub, err := fs.Sub(data.EcoAgent, "ecoagent")
+			if err != nil {
+				return reproBench{}, err
+			}
+			fsys = sub
+		}
+		syn, err := readSub(fsys, "syn", label)
+		if err != nil {
+			return reproBench{}, err
+		}
+		rb := reproBench{
+			table1: []reproTable1{{table: "table1-syn", label: label + "/syn", bench: syn}},
+			table2: syn, table2Label: label + "/syn", tables: []int{1, 2},
+			// One dense row, the smallest installed encoder (all-MiniLM-L6-v2, 22M parameters):
+			// with 4,002 tools to encode on a fresh machine a second encoder doubles the time.
+			retrievers: []string{"tfidf", "bm25", "dense:all-minilm-l6-v2"},
+			table2Config: func(c *evaldynamic.Config) {
+				// The smallest installed encoder, which the release's Table 1 also reports, so the
+				// check stays short on two cores (docs/BUILD-BENCH.md, "EcoAgent release").
+				c.Retrieval.Encoder = "all-minilm-l6-v2"
+			},
+			expected: reproduce.EcoAgentExpected,
+		}
+		// A release of Syn alone (Real still being built) has Table 2 on Syn test.
+		if _, err := fs.Stat(fsys, "real"); err == nil {
+			real, err := readSub(fsys, "real", label)
+			if err != nil {
+				return reproBench{}, err
+			}
+			rb.table1 = append(rb.table1, reproTable1{table: "table1-real", label: label + "/real", bench: real})
+			rb.table2, rb.table2Label = real, label+"/real"
+		}
+		return rb, nil
+	}
+	return reproBench{}, fmt.Errorf("reproduce: --bench %q: want default or ecoagent", name)
+}
+
+func readSub(fsys fs.FS, dir, label string) (*bench.Bench, error) {
+	sub, err := fs.Sub(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	b, err := bench.Read(sub)
+	if err != nil {
+		return nil, fmt.Errorf("benchmark %s/%s: %w", label, dir, err)
+	}
+	return b, nil
 }

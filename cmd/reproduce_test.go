@@ -59,3 +59,25 @@ func TestReproduceShippedExpectedValues(t *testing.T) {
 		t.Fatalf("shipped expected values do not reproduce (%v):\n%s\nstderr tail:\n%s", err, strings.Join(failed, "\n"), stderr[max(0, len(stderr)-2000):])
 	}
 }
+
+// The shipped EcoAgent release (data/ecoagent) must reproduce its expected values
+// (pkg/reproduce/expected/ecoagent.json) without any LLM: Table 1 on its Syn and Real test splits
+// (TF-IDF, BM25 and all-MiniLM-L6-v2) and Table 2 on Real test (Syn test while the release has no
+// Real) with all-MiniLM-L6-v2.
+func TestReproduceEcoAgentRelease(t *testing.T) {
+	testassets.ORTLibrary(t)
+	testassets.Model(t, "all-minilm-l6-v2")
+	t.Setenv("RATED_HOME", testassets.Dir(t))
+	stdout, stderr, err := runRated("reproduce", "--bench", "ecoagent", "--out", t.TempDir())
+	if err != nil || !strings.Contains(stdout, " 0 FAIL, 0 MISSING") || !strings.Contains(stdout, "[OK] table1-syn | BM25 | MRR") {
+		t.Fatalf("the EcoAgent release does not reproduce (%v):\n%s\nstderr tail:\n%s", err, stdout, stderr[max(0, len(stderr)-2000):])
+	}
+	// --release reads a folder instead of the embedded copy; a folder without syn/ is an error
+	// naming it.
+	if _, _, err := runRated("reproduce", "--bench", "ecoagent", "--release", t.TempDir(), "--out", t.TempDir()); err == nil || !strings.Contains(err.Error(), "syn") {
+		t.Fatalf("empty release folder: %v", err)
+	}
+	if _, _, err := runRated("reproduce", "--bench", "nope"); err == nil || !strings.Contains(err.Error(), "default or ecoagent") {
+		t.Fatalf("unknown bench: %v", err)
+	}
+}

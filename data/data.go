@@ -2,7 +2,7 @@
 // queries that EcoAgent-Real is built from (toolbench/, Apache-2.0, provenance in its README).
 package data
 
-import _ "embed"
+import "embed"
 
 // ToolBenchQueriesName names the embedded ToolBench queries in messages and records.
 const ToolBenchQueriesName = "data/toolbench/queries.jsonl"
@@ -12,3 +12,12 @@ const ToolBenchQueriesName = "data/toolbench/queries.jsonl"
 //
 //go:embed toolbench/queries.jsonl
 var ToolBenchQueries []byte
+
+// EcoAgentName names the embedded EcoAgent release in messages and records.
+const EcoAgentName = "data/ecoagent"
+
+// EcoAgent is the shipped EcoAgent release (data/ecoagent: syn/ and real/ in the BEIR layout,
+// gzip-compressed, with DATASHEET.md and stats.json), read by `rated reproduce --bench ecoagent`.
+//
+//go:embed ecoagent
+var EcoAgent embed.FS

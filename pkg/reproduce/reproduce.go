@@ -20,7 +20,7 @@ import (
 	"github.com/rated-dev/rated/pkg/report"
 )
 
-//go:embed expected/default.json
+//go:embed expected/*.json
 var embedded embed.FS
 
 // Expected holds the expected tables by name ("table1", "table2", "table3").
@@ -50,6 +50,16 @@ func DefaultExpected() (*Expected, error) {
 		return nil, err
 	}
 	return parseExpected(raw, "pkg/reproduce/expected/default.json")
+}
+
+// EcoAgentExpected returns the expected values of the shipped EcoAgent release (data/ecoagent),
+// pkg/reproduce/expected/ecoagent.json.
+func EcoAgentExpected() (*Expected, error) {
+	raw, err := embedded.ReadFile("expected/ecoagent.json")
+	if err != nil {
+		return nil, err
+	}
+	return parseExpected(raw, "pkg/reproduce/expected/ecoagent.json")
 }
 
 // ReadExpected reads an expected-values file.
