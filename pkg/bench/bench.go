@@ -5,8 +5,6 @@
 package bench
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/rated-dev/rated/internal/atomicfile"
+	"github.com/rated-dev/rated/internal/textfile"
 	"github.com/rated-dev/rated/pkg/catalog"
 )
 
@@ -77,6 +76,9 @@ func Read(fsys fs.FS) (*Bench, error) {
 		if d.ID == "" {
 			return errors.New(`corpus entry has no "_id"`)
 		}
+		if err := textfile.CheckID(`"_id"`, d.ID); err != nil {
+			return err
+		}
 		if docIDs[d.ID] {
 			return fmt.Errorf("duplicate document id %q", d.ID)
 		}
@@ -95,6 +97,9 @@ func Read(fsys fs.FS) (*Bench, error) {
 		}
 		if q.ID == "" {
 			return errors.New(`query has no "_id"`)
+		}
+		if err := textfile.CheckID(`"_id"`, q.ID); err != nil {
+			return err
 		}
 		if queryIDs[q.ID] {
 			return fmt.Errorf("duplicate query id %q", q.ID)
@@ -162,24 +167,11 @@ func readJSONL(fsys fs.FS, name string, each func(line int, raw []byte) error) e
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<16), 64<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
-		}
-		if err := each(line, raw); err != nil {
-			return fmt.Errorf("%s:%d: %w", name, line, err)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s:%d: %w", name, line+1, err)
-	}
-	return nil
+	return textfile.Lines(f, name, each)
 }
+
+// qrelsHeader is BEIR's header row; it may only be the first non-blank line.
+const qrelsHeader = "query-id"
 
 func readQrels(fsys fs.FS, name string, queryIDs, docIDs map[string]bool) (Qrels, error) {
 	f, err := openFS(fsys, name)
@@ -188,38 +180,50 @@ func readQrels(fsys fs.FS, name string, queryIDs, docIDs map[string]bool) (Qrels
 	}
 	defer f.Close()
 	q := Qrels{}
-	sc := bufio.NewScanner(f)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
-			continue
+	type judged struct{ line, grade int }
+	seen := map[[2]string]judged{}
+	first := true
+	err = textfile.Lines(f, name, func(line int, raw []byte) error {
+		cols := strings.Split(string(raw), "\t")
+		isHeader := len(cols) >= 2 && cols[0] == qrelsHeader
+		if first {
+			first = false
+			if isHeader {
+				return nil
+			}
 		}
-		cols := strings.Split(text, "\t")
-		if line == 1 && len(cols) >= 2 && cols[0] == "query-id" {
-			continue // BEIR header
+		if isHeader {
+			return errors.New("header row (query-id, corpus-id, score) after the first line")
 		}
 		if len(cols) != 3 {
-			return nil, fmt.Errorf("%s:%d: want 3 tab-separated columns (query-id, corpus-id, score), got %d", name, line, len(cols))
+			return fmt.Errorf("want 3 tab-separated columns (query-id, corpus-id, score), got %d", len(cols))
 		}
 		score, err := strconv.Atoi(cols[2])
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: score %q is not an integer", name, line, cols[2])
+			return fmt.Errorf("score %q is not an integer", cols[2])
 		}
 		if !queryIDs[cols[0]] {
-			return nil, fmt.Errorf("%s:%d: query %q is not in queries.jsonl", name, line, cols[0])
+			return fmt.Errorf("query %q is not in queries.jsonl", cols[0])
 		}
 		if !docIDs[cols[1]] {
-			return nil, fmt.Errorf("%s:%d: document %q is not in corpus.jsonl", name, line, cols[1])
+			return fmt.Errorf("document %q is not in corpus.jsonl", cols[1])
 		}
+		key := [2]string{cols[0], cols[1]}
+		if prev, dup := seen[key]; dup {
+			if prev.grade != score {
+				return fmt.Errorf("query %q, document %q judged grade %d here and grade %d on line %d", cols[0], cols[1], score, prev.grade, prev.line)
+			}
+			return nil // the same judgment twice
+		}
+		seen[key] = judged{line, score}
 		if q[cols[0]] == nil {
 			q[cols[0]] = map[string]int{}
 		}
 		q[cols[0]][cols[1]] = score
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return q, nil
 }
@@ -271,6 +275,21 @@ func (b *Bench) SplitQueries(split string) []Query {
 	for _, query := range b.Queries {
 		if len(q[query.ID]) > 0 {
 			out = append(out, query)
+		}
+	}
+	return out
+}
+
+// RelevantQueries returns the queries with at least one relevant document (grade > 0) in
+// split, in queries.jsonl order: the queries a retrieval or selection measure can score.
+func (b *Bench) RelevantQueries(split string) []Query {
+	var out []Query
+	for _, query := range b.Queries {
+		for _, g := range b.Splits[split][query.ID] {
+			if g > 0 {
+				out = append(out, query)
+				break
+			}
 		}
 	}
 	return out

@@ -140,3 +140,88 @@ func TestProviderKey(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateID: ids are file-name and TREC safe: no empty, "." or ".." segment, no white
+// space, control character, backslash or U+FFFD (issue 16: `langchain//../../etc/evil_tool`).
+func TestValidateID(t *testing.T) {
+	for _, id := range []string{"a", "n8n/slack/send", "n8n/@n8n/n8n-nodes-langchain/wolfram|alpha", "llamaindex/x:Spec/fn.name", "a.b/..c/d..", "日本/ツール"} {
+		if err := ValidateID(id); err != nil {
+			t.Errorf("ValidateID(%q) = %v, want nil", id, err)
+		}
+	}
+	for id, want := range map[string]string{
+		"langchain//../../etc/evil_tool": "empty segment",
+		"langchain/x/../../etc/evil":     `".." segment`,
+		"langchain/./x":                  `"." segment`,
+		"/etc/passwd":                    "empty segment",
+		"a/b/":                           "empty segment",
+		"a b":                            "white space",
+		"a\tb":                           "white space",
+		"a\x00b":                         "control character",
+		"a\\b":                           "backslash",
+		"a\ufffdb":                       "U+FFFD",
+		"":                               "empty",
+		"a\xffb":                         "invalid UTF-8",
+	} {
+		err := ValidateID(id)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ValidateID(%q) = %v, want an error with %q", id, err, want)
+		}
+	}
+}
+
+// TestMakeIDNormalises: whatever the crawled parts hold, MakeID gives an id ValidateID accepts,
+// and neither part can add "." or ".." segments.
+func TestMakeIDNormalises(t *testing.T) {
+	cases := map[[3]string]string{
+		{"langchain", "", "../../etc/evil_tool"}:         "langchain/_/etc/evil_tool",
+		{"langchain", "..", "x"}:                         "langchain/_/x",
+		{"n8n", "@n8n/n8n-nodes-langchain", "Calc Tool"}: "n8n/@n8n/n8n-nodes-langchain/calc-tool",
+		{"n8n", "a//b/./c", "x"}:                         "n8n/a/b/c/x",
+		{"crewai", "Tools", "Send\tMail\x00Now"}:         "crewai/tools/send-mail-now",
+		{"crewai", "t", "bad\xffbyte"}:                   "crewai/t/bad-byte",
+		{"crewai", "t", ".."}:                            "crewai/t/_",
+	}
+	for in, want := range cases {
+		got := MakeID(in[0], in[1], in[2])
+		if got != want {
+			t.Errorf("MakeID%q = %q, want %q", in, got, want)
+		}
+		if err := ValidateID(got); err != nil {
+			t.Errorf("MakeID%q = %q, which ValidateID refuses: %v", in, got, err)
+		}
+	}
+}
+
+// TestReadJSONLRefusesBadIDs: a catalog line with an unsafe id or invalid UTF-8 is an error
+// naming the line; a leading byte-order mark is skipped.
+func TestReadJSONLRefusesBadIDs(t *testing.T) {
+	dir := t.TempDir()
+	for body, want := range map[string]string{
+		"{\"id\":\"langchain//../../etc/evil_tool\",\"name\":\"a\",\"platform\":\"x\"}\n":                          ":1: tool id",
+		"{\"id\":\"a\",\"name\":\"a\",\"platform\":\"x\"}\n{\"id\":\"b\xff\",\"name\":\"b\",\"platform\":\"x\"}\n": ":2: invalid UTF-8",
+	} {
+		p := filepath.Join(dir, "c.jsonl")
+		os.WriteFile(p, []byte(body), 0o644)
+		if _, err := ReadJSONL(p); err == nil || !strings.Contains(err.Error(), p+want) {
+			t.Errorf("error %v, want %q", err, p+want)
+		}
+	}
+	p := filepath.Join(dir, "bom.jsonl")
+	os.WriteFile(p, []byte("\ufeff{\"id\":\"a\",\"name\":\"a\",\"platform\":\"x\"}\n"), 0o644)
+	if tools, err := ReadJSONL(p); err != nil || len(tools) != 1 {
+		t.Errorf("BOM: %v", err)
+	}
+}
+
+// TestWriteJSONLRefusesInvalidTools: nothing is written when a record would not read back.
+func TestWriteJSONLRefusesInvalidTools(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.jsonl")
+	err := WriteJSONL(p, []Tool{{ID: "a", Name: "a", Platform: "x"}, {ID: "x//../y", Name: "b", Platform: "x"}})
+	if err == nil || !strings.Contains(err.Error(), "record 2") {
+		t.Fatalf("error %v", err)
+	}
+	if _, err := os.Stat(p); !os.IsNotExist(err) {
+		t.Fatalf("catalog written: %v", err)
+	}
+}

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 	"os"
 
 	"github.com/rated-dev/rated/internal/atomicfile"
+	"github.com/rated-dev/rated/internal/textfile"
 )
 
 // ReadJSONL reads a catalog, one JSON Tool per line. Blank lines are skipped. A malformed line,
@@ -24,40 +24,39 @@ func ReadJSONL(path string) ([]Tool, error) {
 
 // DecodeJSONL is ReadJSONL over a reader; name is used in error messages.
 func DecodeJSONL(r io.Reader, name string) ([]Tool, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<16), 64<<20)
 	var tools []Tool
 	seen := map[string]int{}
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
+	err := textfile.Lines(r, name, func(line int, b []byte) error {
 		var t Tool
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&t); err != nil {
-			return nil, fmt.Errorf("%s:%d: malformed tool record: %w", name, line, err)
+			return fmt.Errorf("malformed tool record: %w", err)
 		}
 		if err := t.Validate(); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+			return err
 		}
 		if prev, dup := seen[t.ID]; dup {
-			return nil, fmt.Errorf("%s:%d: duplicate tool id %q (first on line %d)", name, line, t.ID, prev)
+			return fmt.Errorf("duplicate tool id %q (first on line %d)", t.ID, prev)
 		}
 		seen[t.ID] = line
 		tools = append(tools, t)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return tools, nil
 }
 
-// WriteJSONL atomically writes tools to path, one per line.
+// WriteJSONL atomically writes tools to path, one per line. A tool failing Validate is an error
+// and nothing is written, so a catalog on disk always reads back.
 func WriteJSONL(path string, tools []Tool) error {
+	for i := range tools {
+		if err := tools[i].Validate(); err != nil {
+			return fmt.Errorf("write catalog %s: record %d: %w", path, i+1, err)
+		}
+	}
 	return atomicfile.Write(path, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)

@@ -3,9 +3,12 @@
 package catalog
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Platform names used in Tool.Platform. Other values are allowed and get the "other" source weight.
@@ -101,6 +104,8 @@ func (t *Tool) Validate() error {
 	switch {
 	case strings.TrimSpace(t.ID) == "":
 		return fmt.Errorf("tool has no id")
+	case ValidateID(t.ID) != nil:
+		return ValidateID(t.ID)
 	case strings.TrimSpace(t.Name) == "":
 		return fmt.Errorf("tool %s has no name", t.ID)
 	case strings.TrimSpace(t.Platform) == "":
@@ -117,10 +122,64 @@ func (t *Tool) Text() string {
 	return t.Name + ": " + t.Description
 }
 
-// MakeID builds a stable tool id from its parts, lower-cased, with spaces replaced by '-'.
+// MakeID builds a stable tool id from its parts: lower-cased, white space, control characters,
+// backslashes and invalid bytes each replaced by '-', and empty, "." and ".." segments dropped
+// (a part that is left empty becomes "_"), so the id always passes ValidateID whatever a crawled
+// source holds.
 func MakeID(platform, pkg, name string) string {
-	clean := func(s string) string {
-		return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), " ", "-")
+	return cleanIDPart(platform) + "/" + cleanIDPart(pkg) + "/" + cleanIDPart(name)
+}
+
+func cleanIDPart(s string) string {
+	s = strings.ToLower(strings.TrimSpace(strings.ToValidUTF8(s, "\uFFFD")))
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) || unicode.IsControl(r) || r == '\\' || r == utf8.RuneError {
+			return '-'
+		}
+		return r
+	}, s)
+	var segs []string
+	for _, seg := range strings.Split(s, "/") {
+		if seg != "" && seg != "." && seg != ".." {
+			segs = append(segs, seg)
+		}
 	}
-	return clean(platform) + "/" + clean(pkg) + "/" + clean(name)
+	if len(segs) == 0 {
+		return "_"
+	}
+	return strings.Join(segs, "/")
+}
+
+// ValidateID refuses a tool id that is unsafe as a file name part, a TREC run column or a key:
+// empty, invalid UTF-8 or U+FFFD, white space, control characters, backslashes, and empty, "."
+// or ".." segments between slashes.
+func ValidateID(id string) error {
+	bad := func(why string) error { return fmt.Errorf("tool id %q: %s", id, why) }
+	if id == "" {
+		return errors.New("tool id is empty")
+	}
+	if !utf8.ValidString(id) {
+		return bad("invalid UTF-8")
+	}
+	for _, r := range id {
+		switch {
+		case r == utf8.RuneError:
+			return bad("holds U+FFFD (an invalid byte or escape was replaced)")
+		case unicode.IsSpace(r):
+			return bad("holds white space")
+		case unicode.IsControl(r):
+			return bad("holds a control character")
+		case r == '\\':
+			return bad("holds a backslash")
+		}
+	}
+	for _, seg := range strings.Split(id, "/") {
+		switch seg {
+		case "":
+			return bad("empty segment (leading, trailing or doubled '/')")
+		case ".", "..":
+			return bad(fmt.Sprintf("%q segment", seg))
+		}
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/rated-dev/rated/pkg/catalog"
 )
@@ -51,12 +52,38 @@ func moduleName(p, top string) (string, bool, bool) {
 	return strings.ReplaceAll(rel, "/", "."), isPkg, true
 }
 
+// nonIdentifier returns the first directory or file name of p, from the package top down, that
+// is not a Python identifier.
+func nonIdentifier(p, top string) (string, bool) {
+	if i := strings.Index(p, "/"+top+"/"); i >= 0 {
+		p = p[i+1:]
+	}
+	for _, part := range strings.Split(strings.TrimSuffix(p, ".py"), "/") {
+		ok := part != ""
+		for i, r := range part {
+			if !(r == '_' || unicode.IsLetter(r) || (i > 0 && unicode.IsDigit(r))) {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			return part, true
+		}
+	}
+	return "", false
+}
+
 // addTree parses the Python files of a tree that belong to package top. Files that fail to parse
 // are skipped with a warning naming the file and line.
 func (ix *pyIndex) addTree(t *Tree, top string, ref sourceRef, include func(string) bool, warn func(string)) {
 	for _, p := range t.Paths() {
 		name, isPkg, ok := moduleName(p, top)
 		if !ok || (include != nil && !include(p)) {
+			continue
+		}
+		if part, ok := nonIdentifier(p, top); ok {
+			// Python cannot import it, and its parts would become tool ids.
+			warn(fmt.Sprintf("%s: skipped %s: %q is not a Python identifier, so the file is no importable module", t.Label, p, part))
 			continue
 		}
 		if strings.Contains(p, "/tests/") || strings.HasPrefix(p, "tests/") {

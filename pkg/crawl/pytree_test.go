@@ -3,6 +3,8 @@ package crawl
 import (
 	"strings"
 	"testing"
+
+	"github.com/rated-dev/rated/pkg/catalog"
 )
 
 // TestPythonTreeWithoutPackage: a source tree without the platform's Python package is an error
@@ -44,5 +46,40 @@ func TestPythonTreeWithoutPackage(t *testing.T) {
 				t.Errorf("sources %+v, want one named other-1.0 (the label's base) at pkgs/other-1.0", res.Sources)
 			}
 		})
+	}
+}
+
+// TestCrawledIDsAreNormalised (issue 16): a directory "..evil" and a tool named
+// "../../etc/evil_tool" must not give the id "langchain//../../etc/evil_tool"; every crawled id
+// passes catalog.ValidateID, and a directory that is no Python identifier is not a module.
+func TestCrawledIDsAreNormalised(t *testing.T) {
+	evil := []byte("from langchain_core.tools import BaseTool\n\nclass EvilTool(BaseTool):\n    name: str = \"../../etc/evil_tool\"\n    description: str = \"Reads a file.\"\n")
+	tree := &Tree{Label: "src", Files: map[string][]byte{
+		"langchain_community/__init__.py":               nil,
+		"langchain_community/tools/__init__.py":         nil,
+		"langchain_community/tools/..evil/tool.py":      evil,
+		"langchain_community/tools/acme/tool.py":        evil,
+		"langchain_community/tools/acme/../sneaky/x.py": evil,
+		"langchain_community/tools/Acme Two/tool.py":    evil,
+	}}
+	res, err := CrawlLangChain([]*Tree{tree})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, tool := range res.Tools {
+		ids = append(ids, tool.ID)
+		if err := catalog.ValidateID(tool.ID); err != nil {
+			t.Errorf("crawled id: %v", err)
+		}
+	}
+	if len(ids) != 1 || ids[0] != "langchain/acme/etc/evil_tool" {
+		t.Fatalf("ids %q, want only langchain/acme/etc/evil_tool", ids)
+	}
+	all := strings.Join(res.Warnings, "\n")
+	for _, w := range []string{`"..evil"`, `"Acme Two"`} {
+		if !strings.Contains(all, w) {
+			t.Errorf("warnings lack %s:\n%s", w, all)
+		}
 	}
 }
