@@ -73,6 +73,16 @@ table3.json records rated's version and commit and the encoder's file digests.`,
 			if k == 0 {
 				k = cfg.Retrieval.K
 			}
+			lcfg := evallatency.Config{Queries: queries, Warmup: warmup, K: k, Policies: specs, Weights: cfg.Fusion,
+				FailureRate: failure, Seed: seed, Now: time.Now}
+			if err := lcfg.Validate(); err != nil {
+				return fmt.Errorf("eval latency: %w", err)
+			}
+			if !noSweep {
+				if err := evallatency.ValidateSweep(sizes, dim, sweepQ); err != nil {
+					return fmt.Errorf("eval latency: %w", err)
+				}
+			}
 			b, name, err := loadBench(benchDir)
 			if err != nil {
 				return fmt.Errorf("eval latency: %w", err)
@@ -122,10 +132,7 @@ table3.json records rated's version and commit and the encoder's file digests.`,
 				dim = lf.dim
 			}
 			fmt.Fprintf(log, "eval latency: %s on %s (%d tools), %d queries after %d warm-up, top-%d\n", front.Name(), name, len(b.Corpus), queries, warmup, k)
-			res, err := evallatency.MeasurePipeline(front, texts, priors, evallatency.Config{
-				Queries: queries, Warmup: warmup, K: k, Policies: specs, Weights: cfg.Fusion,
-				FailureRate: failure, Seed: seed, Now: time.Now,
-			}, log)
+			res, err := evallatency.MeasurePipeline(front, texts, priors, lcfg, log)
 			if err != nil {
 				return err
 			}

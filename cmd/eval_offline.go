@@ -72,6 +72,9 @@ OpenAI-compatible endpoint: dense:openai:http://127.0.0.1:8080/v1#MODEL.`,
 				}
 				cfg.Measures = append(cfg.Measures, m)
 			}
+			if err := cfg.Check(); err != nil {
+				return fmt.Errorf("eval offline: %w", err)
+			}
 			b, name, err := loadBench(benchDir)
 			if err != nil {
 				return fmt.Errorf("eval offline: %w", err)

@@ -3,9 +3,12 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -62,6 +65,12 @@ checkpoints/last unless --fresh.`,
 				if k != train.NegativeHard && k != train.NegativeRandom {
 					return fmt.Errorf("finetune: --negative-kinds %q: want %s and/or %s", k, train.NegativeHard, train.NegativeRandom)
 				}
+			}
+			if err := checkFinetuneNumbers(map[string]float64{"tau": tau, "lr": lr}, map[string]int{
+				"batch": batch, "hard-negatives": negPer, "max-len": maxLen, "warmup": warmup, "epochs": epochs, "max-steps": maxSteps,
+				"val-every": valEvery, "val-max-queries": valMax, "checkpoint-every": ckEvery, "threads": threads, "cuda-device": cudaDevice,
+			}, maxLossRatio); err != nil {
+				return fmt.Errorf("finetune: %w", err)
 			}
 			h, err := assetHome(cmd)
 			if err != nil {
@@ -193,6 +202,27 @@ checkpoints/last unless --fresh.`,
 	f.IntVar(&threads, "threads", 0, "ONNX Runtime intra-op threads (0: all cores)")
 	f.BoolVar(&fresh, "fresh", false, "discard OUT/checkpoints instead of resuming")
 	return cmd
+}
+
+// checkFinetuneNumbers refuses numeric flags that cannot train, before the benchmark is read or
+// the training graph is built: tau and lr must be finite and > 0, batch ≥ 1, max-len ≥ 2 ([CLS]
+// and [SEP]), the other counts ≥ 0, and max-loss-ratio not NaN (negative turns the check off).
+func checkFinetuneNumbers(positive map[string]float64, counts map[string]int, maxLossRatio float64) error {
+	for _, name := range slices.Sorted(maps.Keys(positive)) {
+		if v := positive[name]; !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("--%s %v: must be a finite number > 0", name, v)
+		}
+	}
+	least := map[string]int{"batch": 1, "max-len": 2}
+	for _, name := range slices.Sorted(maps.Keys(counts)) {
+		if v := counts[name]; v < least[name] {
+			return fmt.Errorf("--%s %d: must be at least %d", name, v, least[name])
+		}
+	}
+	if math.IsNaN(maxLossRatio) {
+		return fmt.Errorf("--max-loss-ratio %v: must be a number (negative: off)", maxLossRatio)
+	}
+	return nil
 }
 
 // buildBenchSynDir reports DIR/syn when DIR is a `rated build-bench` output folder (no

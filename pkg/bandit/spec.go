@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/rated-dev/rated/internal/cfgcheck"
 )
 
 // Spec is one policy as configured in YAML. Kind selects the policy; the other fields are its
@@ -122,6 +124,9 @@ func (s Spec) Validate(key string) error {
 	}
 	if strings.TrimSpace(s.Name) == "" {
 		return fmt.Errorf("%s.name: a policy needs a name", key)
+	}
+	if err := cfgcheck.Finite(key, s); err != nil {
+		return err
 	}
 	bad := func(field string, v any, want string) error {
 		return fmt.Errorf("%s.%s = %v: must be %s", key, field, v, want)

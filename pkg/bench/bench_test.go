@@ -148,13 +148,9 @@ func TestReadQrelsHeaderAfterBOMOrBlankLines(t *testing.T) {
 
 // TestRelevantQueries: only queries with a grade > 0 count.
 func TestRelevantQueries(t *testing.T) {
-	b, err := Read(goodFS())
-	if err != nil {
-		t.Fatal(err)
-	}
 	fsys := goodFS()
 	fsys["qrels/test.tsv"] = &fstest.MapFile{Data: []byte("q1\tt1\t0\nq2\tt2\t1\n")}
-	b, err = Read(fsys)
+	b, err := Read(fsys)
 	if err != nil {
 		t.Fatal(err)
 	}

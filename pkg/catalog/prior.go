@@ -2,7 +2,9 @@ package catalog
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -42,8 +44,13 @@ func (c PriorConfig) Validate() error {
 		"prior.quality_weight": c.QualityWeight, "prior.description_share": c.DescriptionShare,
 		"prior.tag_share": c.TagShare,
 	} {
-		if v < 0 || math.IsNaN(v) {
-			return fmt.Errorf("%s must be >= 0, got %v", k, v)
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("%s must be a finite number >= 0, got %v", k, v)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.SourceWeights)) {
+		if v := c.SourceWeights[k]; !(v >= 0 && v <= 1) {
+			return fmt.Errorf("prior.source_weights.%s = %v: a source weight must be in [0, 1]", k, v)
 		}
 	}
 	if s := c.ConsistencyWeight + c.SourceWeight + c.QualityWeight; math.Abs(s-1) > 1e-9 {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/rated-dev/rated/configs"
+	"github.com/rated-dev/rated/internal/cfgcheck"
 	"github.com/rated-dev/rated/pkg/bandit"
 	"github.com/rated-dev/rated/pkg/catalog"
 	"github.com/rated-dev/rated/pkg/metrics"
@@ -156,8 +157,15 @@ func unmarshal(v *viper.Viper) (*Config, error) {
 
 // Validate refuses a configuration that cannot run, naming the key, before any work starts.
 func (c *Config) Validate() error {
+	// NaN and ±Inf first: they pass range checks written as "v < 0" and fail only when the
+	// results are encoded, after the whole run.
+	if err := cfgcheck.Finite("", c); err != nil {
+		return err
+	}
 	r, d := c.Retrieval, c.Dynamic
 	switch {
+	case !(r.Tau > 0):
+		return fmt.Errorf("retrieval.tau = %v: the InfoNCE temperature must be > 0", r.Tau)
 	case r.K <= 0:
 		return fmt.Errorf("retrieval.k = %d: must be > 0", r.K)
 	case r.Retriever != "auto" && r.Retriever != "bm25" && r.Retriever != "dense":

@@ -75,9 +75,13 @@ func BuildWorld(res Resources, cfg *Config) (*sim.World, WorldInfo, error) {
 			info.HighPrior++
 		}
 	}
-	queries := b.SplitQueries(cfg.Dynamic.Split)
-	if len(queries) == 0 {
+	if len(b.SplitQueries(cfg.Dynamic.Split)) == 0 {
 		return nil, info, fmt.Errorf("benchmark %s: split %q has no queries with qrels (splits: %v)", res.BenchName, cfg.Dynamic.Split, splitNames(b))
+	}
+	// A query without a relevant tool can never succeed: it would only lower every policy's SR.
+	queries := b.RelevantQueries(cfg.Dynamic.Split)
+	if len(queries) == 0 {
+		return nil, info, fmt.Errorf("benchmark %s: split %q: no query has a relevant tool (grade > 0) in qrels/%s.tsv", res.BenchName, cfg.Dynamic.Split, cfg.Dynamic.Split)
 	}
 	// Rank deeper than K when tools can be hidden (cold start), so K existing ones remain.
 	depth := cfg.Retrieval.K

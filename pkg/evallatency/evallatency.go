@@ -105,6 +105,44 @@ type Config struct {
 	Now func() time.Time
 }
 
+// Validate refuses settings that cannot be measured, naming them by their `rated eval latency`
+// flags, so the command can check them before it encodes anything.
+func (c Config) Validate() error {
+	switch {
+	case c.Queries < 1:
+		return fmt.Errorf("--queries %d: must be at least 1", c.Queries)
+	case c.Warmup < 0:
+		return fmt.Errorf("--warmup %d: must be >= 0", c.Warmup)
+	case c.K < 1:
+		return fmt.Errorf("--k %d: must be at least 1", c.K)
+	case !(c.FailureRate >= 0 && c.FailureRate <= 1):
+		return fmt.Errorf("--failure-rate %v: a share of failed executions must be in [0, 1]", c.FailureRate)
+	}
+	for i, s := range c.Policies {
+		if err := s.Validate(fmt.Sprintf("policies[%d]", i)); err != nil {
+			return err
+		}
+	}
+	return c.Weights.Validate("fusion")
+}
+
+// ValidateSweep refuses a catalog-size sweep that cannot run (flags --sizes, --sweep-dim,
+// --sweep-queries); dim 0 means "the encoder's", resolved later.
+func ValidateSweep(sizes []int, dim, queries int) error {
+	for _, n := range sizes {
+		if n <= 0 {
+			return fmt.Errorf("--sizes %d: a catalog size must be positive", n)
+		}
+	}
+	switch {
+	case dim < 0:
+		return fmt.Errorf("--sweep-dim %d: must be positive (0: the encoder's)", dim)
+	case queries < 1:
+		return fmt.Errorf("--sweep-queries %d: must be at least 1", queries)
+	}
+	return nil
+}
+
 // Row is one measured line: per-query latency of the front end plus the policy (Total) and of
 // the policy alone (Overhead), in milliseconds.
 type Row struct {
@@ -145,8 +183,8 @@ func MeasurePipeline(front Frontend, queries []string, priors []float64, cfg Con
 	if len(queries) == 0 {
 		return nil, errors.New("latency: no queries")
 	}
-	if cfg.Queries < 1 || cfg.K < 1 {
-		return nil, fmt.Errorf("latency: queries %d and k %d must be positive", cfg.Queries, cfg.K)
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("latency: %w", err)
 	}
 	if cfg.Now == nil {
 		return nil, errors.New("latency: no clock")
@@ -322,11 +360,14 @@ func MeasureSearch(cfg SearchConfig, log io.Writer) ([]SearchRow, error) {
 	if cfg.Now == nil {
 		return nil, errors.New("latency: no clock")
 	}
+	if err := ValidateSweep(cfg.Sizes, cfg.Dim, cfg.Queries); err != nil {
+		return nil, fmt.Errorf("latency: %w", err)
+	}
+	if cfg.Dim == 0 || cfg.K <= 0 {
+		return nil, fmt.Errorf("latency: search sweep: dim %d and k %d must be positive", cfg.Dim, cfg.K)
+	}
 	var out []SearchRow
 	for _, n := range cfg.Sizes {
-		if n <= 0 || cfg.Dim <= 0 || cfg.Queries <= 0 || cfg.K <= 0 {
-			return nil, fmt.Errorf("latency: catalog size %d, dim %d, queries %d and k %d must be positive", n, cfg.Dim, cfg.Queries, cfg.K)
-		}
 		rows, err := measureSize(n, cfg, log)
 		if err != nil {
 			return nil, err

@@ -155,6 +155,18 @@ func searchAll(r retrieve.Retriever, queries []string, k int) ([][]retrieve.Cand
 	return out, nil
 }
 
+// Check refuses numbers that cannot run (named by their `rated eval offline` flags); validate
+// calls it, and the command calls it before reading the benchmark.
+func (c Config) Check() error {
+	switch {
+	case c.Depth <= 0:
+		return fmt.Errorf("--depth %d: the run depth must be positive", c.Depth)
+	case c.Rounds < 0 || (c.Baseline != "" && c.Rounds < 1):
+		return fmt.Errorf("--rounds %d: the randomisation test against the baseline needs at least 1 round", c.Rounds)
+	}
+	return nil
+}
+
 // validate checks cfg against the registry and the benchmark before any retriever is built.
 func validate(cfg Config, reg *Registry, b *bench.Bench) error {
 	if len(cfg.Retrievers) == 0 {
@@ -173,8 +185,8 @@ func validate(cfg Config, reg *Registry, b *bench.Bench) error {
 	if cfg.Baseline != "" && !seen[cfg.Baseline] {
 		return fmt.Errorf("baseline %q is not among the evaluated retrievers %v", cfg.Baseline, cfg.Retrievers)
 	}
-	if cfg.Depth <= 0 {
-		return fmt.Errorf("run depth %d: must be positive", cfg.Depth)
+	if err := cfg.Check(); err != nil {
+		return err
 	}
 	if len(cfg.Measures) == 0 {
 		return errors.New("no measure to report")
