@@ -80,7 +80,14 @@ type Config struct {
 	Dim int `yaml:"dim"`
 	// Source records provenance; informational.
 	Source Source `yaml:"source"`
+
+	// maxLengthDefaulted says max_length was absent from rated.yaml: Open lowers the default to
+	// the model's position-embedding table when that is smaller.
+	maxLengthDefaulted bool
 }
+
+// DefaultMaxLength is max_length when rated.yaml leaves it out (and the model allows it).
+const DefaultMaxLength = 512
 
 // NormalizeEnabled reports whether embeddings are L2-normalised.
 func (c *Config) NormalizeEnabled() bool { return c.Normalize == nil || *c.Normalize }
@@ -134,6 +141,14 @@ func LoadConfig(dir string) (*Config, error) {
 	if err := dec.Decode(&c); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	// An explicit max_length: 0 is an error, not the default: tell the two apart.
+	var present struct {
+		MaxLength *int `yaml:"max_length"`
+	}
+	if err := yaml.Unmarshal(data, &present); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	c.maxLengthDefaulted = present.MaxLength == nil
 	if err := c.fill(dir); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -189,8 +204,8 @@ func (c *Config) fill(dir string) error {
 	default:
 		return fmt.Errorf("pooling %q: want cls, mean or none", c.Pooling)
 	}
-	if c.MaxLength == 0 {
-		c.MaxLength = 512
+	if c.maxLengthDefaulted {
+		c.MaxLength = DefaultMaxLength
 	}
 	if c.MaxLength < 2 {
 		return fmt.Errorf("max_length %d: want at least 2 ([CLS] and [SEP])", c.MaxLength)

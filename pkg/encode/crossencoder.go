@@ -68,6 +68,10 @@ func OpenCrossEncoder(dir string, opts Options) (*CrossEncoder, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := fitMaxLength(cfg, dir, sess); err != nil {
+		sess.close()
+		return nil, err
+	}
 	batch := opts.BatchSize
 	if batch <= 0 {
 		batch = 32

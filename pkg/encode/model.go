@@ -122,6 +122,10 @@ func Open(dir string, opts Options) (*Model, error) {
 				return nil, err
 			}
 			sessions[modelPath] = sess
+			if err := fitMaxLength(cfg, dir, sess); err != nil {
+				m.Close()
+				return nil, err
+			}
 		}
 		prefix := cfg.QueryPrefix
 		if name == TowerDoc {

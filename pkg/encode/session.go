@@ -32,6 +32,9 @@ type session struct {
 	output     string
 	outputRank int // 3: [batch, seq, dim] token states; 2: [batch, dim] one vector per text
 	dim        int
+	// positions is the number of rows of the model's position-embedding table: the longest
+	// sequence it accepts (0: unknown).
+	positions int
 }
 
 // openSession loads the ONNX file at path and checks that it is a text encoder that rated can
@@ -61,6 +64,9 @@ func openSession(rt *Runtime, path, outputName, pooling string, wantDim int, opt
 		return nil, fmt.Errorf("model file %s is not a loadable ONNX model: %w", path, err)
 	}
 	s := &session{path: path, sha256: sum}
+	if s.positions, err = positionLimit(data); err != nil {
+		return nil, fmt.Errorf("model file %s is not a readable ONNX model: %w", path, err)
+	}
 	for _, in := range inInfo {
 		switch in.Name {
 		case inputIDs, attentionMask, tokenTypeIDs:
