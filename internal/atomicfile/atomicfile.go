@@ -13,14 +13,30 @@ import (
 
 // Write calls fill with a buffered writer on a temporary file beside path and, if fill and the
 // flush succeed, atomically renames it to path. On any error the target is left untouched.
-func Write(path string, fill func(w io.Writer) error) (err error) {
+func Write(path string, fill func(w io.Writer) error) error {
+	p, err := Prepare(path, fill)
+	if err != nil {
+		return err
+	}
+	return p.Commit()
+}
+
+// Pending is a complete, synced temporary file waiting to be renamed over its target, so that
+// several files can be written first and put in place together (renames need no disk space).
+type Pending struct {
+	tmp, path string
+}
+
+// Prepare writes the content of path to a synced temporary file beside it, without touching
+// path. Commit puts it in place; Discard removes it.
+func Prepare(path string, fill func(w io.Writer) error) (_ *Pending, err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create directory %s: %w", dir, err)
+		return nil, fmt.Errorf("create directory %s: %w", dir, err)
 	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("create temporary file for %s: %w", path, err)
+		return nil, fmt.Errorf("create temporary file for %s: %w", path, err)
 	}
 	defer func() {
 		if err != nil {
@@ -30,24 +46,37 @@ func Write(path string, fill func(w io.Writer) error) (err error) {
 	}()
 	bw := bufio.NewWriterSize(tmp, 1<<16)
 	if err = fill(bw); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
 	if err = bw.Flush(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
 	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", path, err)
+		return nil, fmt.Errorf("sync %s: %w", path, err)
 	}
 	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", path, err)
+		return nil, fmt.Errorf("close %s: %w", path, err)
 	}
 	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("chmod %s: %w", path, err)
+		return nil, fmt.Errorf("chmod %s: %w", path, err)
 	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("rename into %s: %w", path, err)
+	return &Pending{tmp: tmp.Name(), path: path}, nil
+}
+
+// Commit renames the temporary file over the target.
+func (p *Pending) Commit() error {
+	if err := os.Rename(p.tmp, p.path); err != nil {
+		os.Remove(p.tmp)
+		return fmt.Errorf("rename into %s: %w", p.path, err)
 	}
 	return nil
+}
+
+// Discard removes the temporary file; the target is left as it was.
+func (p *Pending) Discard() {
+	if p != nil {
+		os.Remove(p.tmp)
+	}
 }
 
 // WriteBytes atomically replaces path with data.

@@ -49,22 +49,28 @@ func DecodeJSONL(r io.Reader, name string) ([]Tool, error) {
 	return tools, nil
 }
 
-// WriteJSONL atomically writes tools to path, one per line. A tool failing Validate is an error
-// and nothing is written, so a catalog on disk always reads back.
+// WriteJSONL atomically writes tools to path, one per line (EncodeJSONL).
 func WriteJSONL(path string, tools []Tool) error {
+	if err := atomicfile.Write(path, func(w io.Writer) error { return EncodeJSONL(w, tools) }); err != nil {
+		return fmt.Errorf("write catalog %s: %w", path, err)
+	}
+	return nil
+}
+
+// EncodeJSONL writes tools to w, one per line. A tool failing Validate is an error before
+// anything is written, so a catalog on disk always reads back.
+func EncodeJSONL(w io.Writer, tools []Tool) error {
 	for i := range tools {
 		if err := tools[i].Validate(); err != nil {
-			return fmt.Errorf("write catalog %s: record %d: %w", path, i+1, err)
+			return fmt.Errorf("record %d: %w", i+1, err)
 		}
 	}
-	return atomicfile.Write(path, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		for i := range tools {
-			if err := enc.Encode(&tools[i]); err != nil {
-				return fmt.Errorf("tool %s: %w", tools[i].ID, err)
-			}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for i := range tools {
+		if err := enc.Encode(&tools[i]); err != nil {
+			return fmt.Errorf("tool %s: %w", tools[i].ID, err)
 		}
-		return nil
-	})
+	}
+	return nil
 }

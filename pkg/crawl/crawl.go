@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/rated-dev/rated/internal/atomicfile"
+	"github.com/rated-dev/rated/internal/outdir"
 	"github.com/rated-dev/rated/pkg/catalog"
 )
 
@@ -321,13 +322,34 @@ func Run(ctx context.Context, ro RunOptions) ([]PlatformStats, error) {
 	if ro.Stderr == nil {
 		ro.Stderr = io.Discard
 	}
+	// The catalog and its stats are one output set: locked before any work, written together.
+	for _, p := range []string{ro.Out, ro.StatsOut} {
+		if p == "" {
+			continue
+		}
+		lock, err := outdir.Acquire(p, "crawl")
+		if err != nil {
+			return nil, err
+		}
+		defer lock.Release()
+	}
 	results, err := Crawl(ctx, ro.Options)
 	if err != nil {
 		return nil, err
 	}
 	tools := AllTools(results)
 	if len(tools) == 0 {
-		return nil, fmt.Errorf("crawl found no tools")
+		// The warnings say why (nodes skipped, files unreadable): they are the error's substance.
+		warnings := SortedWarnings(results)
+		if len(warnings) == 0 {
+			return nil, fmt.Errorf("crawl found no tools")
+		}
+		shown := warnings[:min(len(warnings), max(ro.MaxWarnings, 10))]
+		more := ""
+		if len(warnings) > len(shown) {
+			more = fmt.Sprintf("\n  ... and %d more", len(warnings)-len(shown))
+		}
+		return nil, fmt.Errorf("crawl found no tools; %d warnings:\n  %s%s", len(warnings), strings.Join(shown, "\n  "), more)
 	}
 	sim := ro.Similarity
 	if sim == nil {
@@ -348,12 +370,6 @@ func Run(ctx context.Context, ro RunOptions) ([]PlatformStats, error) {
 			return nil, err
 		}
 	}
-	if ro.Out != "" {
-		if err := catalog.WriteJSONL(ro.Out, tools); err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(ro.Stderr, "wrote %d tools to %s\n", len(tools), ro.Out)
-	}
 	warnings := SortedWarnings(results)
 	for i, w := range warnings {
 		if ro.MaxWarnings > 0 && i >= ro.MaxWarnings {
@@ -363,16 +379,50 @@ func Run(ctx context.Context, ro RunOptions) ([]PlatformStats, error) {
 		fmt.Fprintln(ro.Stderr, "warning:", w)
 	}
 	stats := ComputeStats(results, tools)
+	if err := writeOutputs(ro, tools, stats); err != nil {
+		return nil, err
+	}
+	if ro.Out != "" {
+		fmt.Fprintf(ro.Stderr, "wrote %d tools to %s\n", len(tools), ro.Out)
+	}
 	if err := WriteStatsTable(ro.Stdout, stats); err != nil {
 		return nil, err
 	}
 	if err := WriteStatsJSON(ro.Stdout, stats); err != nil {
 		return nil, err
 	}
-	if ro.StatsOut != "" {
-		if err := atomicfile.Write(ro.StatsOut, func(w io.Writer) error { return WriteStatsJSON(w, stats) }); err != nil {
-			return nil, err
-		}
-	}
 	return stats, nil
+}
+
+// writeOutputs writes the catalog and the stats file to temporary files first and renames both
+// into place only when both are complete, so a full disk never leaves a new catalog beside old
+// stats.
+func writeOutputs(ro RunOptions, tools []catalog.Tool, stats []PlatformStats) error {
+	var pending []*atomicfile.Pending
+	defer func() {
+		for _, p := range pending {
+			p.Discard()
+		}
+	}()
+	if ro.Out != "" {
+		p, err := atomicfile.Prepare(ro.Out, func(w io.Writer) error { return catalog.EncodeJSONL(w, tools) })
+		if err != nil {
+			return fmt.Errorf("write catalog: %w", err)
+		}
+		pending = append(pending, p)
+	}
+	if ro.StatsOut != "" {
+		p, err := atomicfile.Prepare(ro.StatsOut, func(w io.Writer) error { return WriteStatsJSON(w, stats) })
+		if err != nil {
+			return fmt.Errorf("write stats: %w", err)
+		}
+		pending = append(pending, p)
+	}
+	for len(pending) > 0 {
+		if err := pending[0].Commit(); err != nil {
+			return err
+		}
+		pending = pending[1:]
+	}
+	return nil
 }

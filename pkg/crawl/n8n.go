@@ -361,6 +361,11 @@ func CrawlN8n(trees []*Tree) (*PlatformResult, error) {
 		res.Warnings = append(res.Warnings, t.Warnings...)
 		pkg, version := packageJSON(t)
 		nodesPaths := t.Find("dist/types/nodes.json")
+		for _, p := range sortedKeys(t.Skipped) {
+			if len(nodesPaths) == 0 && (p == "dist/types/nodes.json" || strings.HasSuffix(p, "/dist/types/nodes.json")) {
+				return nil, fmt.Errorf("crawl n8n %s: %s was skipped: %s", t.Label, p, t.Skipped[p])
+			}
+		}
 		if len(nodesPaths) == 0 {
 			return nil, fmt.Errorf("crawl n8n %s: no dist/types/nodes.json: give the published npm package "+
 				"(npm pack n8n-nodes-base) or a built package directory (pnpm build writes dist/types)", t.Label)
