@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"github.com/rated-dev/rated/internal/outdir"
 	"github.com/rated-dev/rated/pkg/bench"
 	"github.com/rated-dev/rated/pkg/defaultbench"
 	"github.com/rated-dev/rated/pkg/evaldynamic"
@@ -51,6 +52,11 @@ and commit.`,
 			if sweep && cfg.Sweep == nil {
 				return fmt.Errorf("--sweep: the configuration has no sweep section (see configs/sweep-recommended.yaml)")
 			}
+			set, err := outdir.Begin(outDir, evalDynamicOutput())
+			if err != nil {
+				return err
+			}
+			defer set.Abort()
 			b, name, err := loadBench(benchDir)
 			if err != nil {
 				return err
@@ -80,11 +86,14 @@ and commit.`,
 			start := time.Now()
 			if sweep {
 				res, err := evaldynamic.Sweep(cmd.Context(), cfg, res, evaldynamic.Options{
-					OutDir: outDir, Workers: workers, Now: time.Now,
+					OutDir: set.Dir(), Workers: workers, Now: time.Now,
 					Progress:   newProgress(cmd.ErrOrStderr(), "eval dynamic --sweep"),
 					Provenance: runRecord(h),
 				})
 				if err != nil {
+					return err
+				}
+				if err := set.Commit(); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "chosen: %s (mean SR %.1f%%; %d violations)\ncriterion: %s\nwrote %s/sweep.{md,csv,json}, chosen.yaml and plots in %.1fs\n",
@@ -92,11 +101,14 @@ and commit.`,
 				return nil
 			}
 			out, err := evaldynamic.Run(cmd.Context(), cfg, res, evaldynamic.Options{
-				OutDir: outDir, Workers: workers, Now: time.Now, DecisionLog: decisionLog,
+				OutDir: set.Dir(), Workers: workers, Now: time.Now, DecisionLog: decisionLog,
 				Progress:   newProgress(log, "eval dynamic"),
 				Provenance: runRecord(h),
 			})
 			if err != nil {
+				return err
+			}
+			if err := set.Commit(); err != nil {
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), out.Table.Markdown())

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"github.com/rated-dev/rated/internal/outdir"
 	"github.com/rated-dev/rated/pkg/bandit"
 	"github.com/rated-dev/rated/pkg/bench"
 	"github.com/rated-dev/rated/pkg/encode"
@@ -83,6 +84,11 @@ table3.json records rated's version and commit and the encoder's file digests.`,
 					return fmt.Errorf("eval latency: %w", err)
 				}
 			}
+			set, err := outdir.Begin(outDir, evalLatencyOutput())
+			if err != nil {
+				return fmt.Errorf("eval latency: %w", err)
+			}
+			defer set.Abort()
 			b, name, err := loadBench(benchDir)
 			if err != nil {
 				return fmt.Errorf("eval latency: %w", err)
@@ -147,7 +153,10 @@ table3.json records rated's version and commit and the encoder's file digests.`,
 					return err
 				}
 			}
-			if err := evallatency.WriteOutputs(outDir, rep); err != nil {
+			if err := evallatency.WriteOutputs(set.Dir(), rep); err != nil {
+				return fmt.Errorf("eval latency: %w", err)
+			}
+			if err := set.Commit(); err != nil {
 				return fmt.Errorf("eval latency: %w", err)
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), evallatency.PipelineTable(rep).Markdown())

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rated-dev/rated/internal/outdir"
 	"github.com/rated-dev/rated/pkg/evaloffline"
 	"github.com/rated-dev/rated/pkg/metrics"
 )
@@ -75,6 +76,11 @@ OpenAI-compatible endpoint: dense:openai:http://127.0.0.1:8080/v1#MODEL.`,
 			if err := cfg.Check(); err != nil {
 				return fmt.Errorf("eval offline: %w", err)
 			}
+			set, err := outdir.Begin(outDir, evalOfflineOutput())
+			if err != nil {
+				return fmt.Errorf("eval offline: %w", err)
+			}
+			defer set.Abort()
 			b, name, err := loadBench(benchDir)
 			if err != nil {
 				return fmt.Errorf("eval offline: %w", err)
@@ -95,7 +101,10 @@ OpenAI-compatible endpoint: dense:openai:http://127.0.0.1:8080/v1#MODEL.`,
 				return fmt.Errorf("eval offline: %w", err)
 			}
 			res.Provenance = runRecord(h)
-			if err := evaloffline.WriteOutputs(outDir, res); err != nil {
+			if err := evaloffline.WriteOutputs(set.Dir(), res); err != nil {
+				return fmt.Errorf("eval offline: %w", err)
+			}
+			if err := set.Commit(); err != nil {
 				return fmt.Errorf("eval offline: %w", err)
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), evaloffline.Table(res).Markdown())

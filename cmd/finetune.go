@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rated-dev/rated/internal/outdir"
 	"github.com/rated-dev/rated/pkg/bench"
 	"github.com/rated-dev/rated/pkg/encode"
 	"github.com/rated-dev/rated/pkg/evaldynamic"
@@ -72,6 +73,14 @@ checkpoints/last unless --fresh.`,
 			}, maxLossRatio); err != nil {
 				return fmt.Errorf("finetune: %w", err)
 			}
+			if name == "" {
+				name = filepath.Base(filepath.Clean(outDir))
+			}
+			set, err := outdir.Begin(outDir, finetuneOutput())
+			if err != nil {
+				return fmt.Errorf("finetune: %w", err)
+			}
+			defer set.Abort()
 			h, err := assetHome(cmd)
 			if err != nil {
 				return err
@@ -101,12 +110,12 @@ checkpoints/last unless --fresh.`,
 				negatives = filepath.Join(benchDir, "negatives.jsonl")
 			}
 			if fresh {
-				if err := os.RemoveAll(filepath.Join(outDir, "checkpoints")); err != nil {
+				if err := os.RemoveAll(set.Live("checkpoints")); err != nil {
 					return err
 				}
 			}
 			if artifactsDir == "" {
-				artifactsDir = filepath.Join(outDir, "artifacts")
+				artifactsDir = set.Live("artifacts")
 				if _, err := os.Stat(filepath.Join(artifactsDir, "artifacts.json")); err != nil {
 					python := filepath.Join(h.TrainVenv(), "bin", "python")
 					if !fileExists(python) {
@@ -153,13 +162,16 @@ checkpoints/last unless --fresh.`,
 			}
 			defer rt.Close()
 			st, err := train.Run(train.Config{
-				Runtime: rt, EncodeRuntime: encode.NewRuntime(lib), Artifacts: art, ModelDir: modelDir, OutDir: outDir, Name: name,
+				Runtime: rt, EncodeRuntime: encode.NewRuntime(lib), Artifacts: art, ModelDir: modelDir, OutDir: set.Final(), ExportDir: set.Dir(), Name: name,
 				Bench: b, BenchDir: benchDir, TrainSplit: trainSplit, ValSplit: valSplit, NegativesPath: negatives, NegativeKinds: negativeKinds,
 				LR: lr, Warmup: warmup, Epochs: epochs, MaxSteps: maxSteps, Seed: seed, ValEvery: valEvery, ValMaxQueries: valMax,
 				CheckpointEvery: ckEvery, MaxLossRatio: maxLossRatio, Threads: threads, Resume: true, Log: log,
 				Device: device, CUDADevice: cudaDevice, TF32: tf32,
 			})
 			if err != nil {
+				return fmt.Errorf("finetune: %w", err)
+			}
+			if err := set.Commit(); err != nil {
 				return fmt.Errorf("finetune: %w", err)
 			}
 			if len(st.Val) > 0 {

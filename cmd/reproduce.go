@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/rated-dev/rated/data"
+	"github.com/rated-dev/rated/internal/outdir"
 	"github.com/rated-dev/rated/pkg/bandit"
 	"github.com/rated-dev/rated/pkg/bench"
 	"github.com/rated-dev/rated/pkg/defaultbench"
@@ -76,6 +77,11 @@ all-MiniLM-L6-v2 as the encoder, compared with pkg/reproduce/expected/ecoagent.j
 			if !cmd.Flags().Changed("tables") {
 				tables = rb.tables
 			}
+			set, err := outdir.Begin(outDir, reproduceOutput())
+			if err != nil {
+				return fmt.Errorf("reproduce: %w", err)
+			}
+			defer set.Abort()
 			h, err := assetHome(cmd)
 			if err != nil {
 				return err
@@ -109,25 +115,28 @@ all-MiniLM-L6-v2 as the encoder, compared with pkg/reproduce/expected/ecoagent.j
 						return fmt.Errorf("reproduce %s: %w", t1.table, err)
 					}
 					res.Provenance = runRecord(h)
-					if err := evaloffline.WriteOutputs(filepath.Join(outDir, t1.table), res); err != nil {
+					if err := evaloffline.WriteOutputs(filepath.Join(set.Dir(), t1.table), res); err != nil {
 						return err
 					}
 					produced[t1.table] = evaloffline.Table(res)
 				}
 			}
 			if want(2) {
-				t, err := reproduceTable2(cmd.Context(), filepath.Join(outDir, "table2"), h, src, rb.table2, rb.table2Label, rb.table2Config, cmd)
+				t, err := reproduceTable2(cmd.Context(), filepath.Join(set.Dir(), "table2"), h, src, rb.table2, rb.table2Label, rb.table2Config, cmd)
 				if err != nil {
 					return fmt.Errorf("reproduce table 2: %w", err)
 				}
 				produced["table2"] = t
 			}
 			if want(3) {
-				t, err := reproduceTable3(filepath.Join(outDir, "table3"), h, src, latencyQueries, sizes, cmd)
+				t, err := reproduceTable3(filepath.Join(set.Dir(), "table3"), h, src, latencyQueries, sizes, cmd)
 				if err != nil {
 					return fmt.Errorf("reproduce table 3: %w", err)
 				}
 				produced["table3"] = t
+			}
+			if err := set.Commit(); err != nil {
+				return fmt.Errorf("reproduce: %w", err)
 			}
 			if update != "" {
 				next := &reproduce.Expected{About: fmt.Sprintf("rated reproduce --bench %s --update on %s/%s, %s, %d CPUs", benchName, runtime.GOOS, runtime.GOARCH, runtime.Version(), runtime.NumCPU()), Tables: map[string]reproduce.ExpectedTable{}}

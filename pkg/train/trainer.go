@@ -32,6 +32,10 @@ type Config struct {
 	// TRAINING.md and checkpoints/.
 	ModelDir string
 	OutDir   string
+	// ExportDir receives the exported model folder files and TRAINING.md (default OutDir); the
+	// command passes the temporary directory of its output set (internal/outdir), while
+	// checkpoints/ stays in OutDir for resuming.
+	ExportDir string
 	// Name is the fine-tuned model's name in rated.yaml (default: the OutDir base name).
 	Name string
 	// Bench is the benchmark; BenchDir is recorded in TRAINING.md.
@@ -132,6 +136,9 @@ func (c *Config) fill() error {
 	}
 	if c.Name == "" {
 		c.Name = filepath.Base(c.OutDir)
+	}
+	if c.ExportDir == "" {
+		c.ExportDir = c.OutDir
 	}
 	if c.TrainSplit == "" {
 		c.TrainSplit = "train"
@@ -343,10 +350,10 @@ func (t *trainer) run() (*State, error) {
 			return nil, err
 		}
 	}
-	if err := ExportModel(params, art, cfg.ModelDir, cfg.OutDir, cfg.Name); err != nil {
+	if err := ExportModel(params, art, cfg.ModelDir, cfg.ExportDir, cfg.Name); err != nil {
 		return nil, err
 	}
-	if err := atomicfile.WriteBytes(filepath.Join(cfg.OutDir, "TRAINING.md"), []byte(t.report(chosen))); err != nil {
+	if err := atomicfile.WriteBytes(filepath.Join(cfg.ExportDir, "TRAINING.md"), []byte(t.report(chosen))); err != nil {
 		return nil, err
 	}
 	t.logf("finetune: exported step %d into %s", chosen, cfg.OutDir)

@@ -1,0 +1,46 @@
+package cmd
+
+import "github.com/rated-dev/rated/internal/outdir"
+
+// The output sets of the commands (internal/outdir): the top-level names each writes into its
+// --out (an older --out holding only these is replaced; anything else is refused) and the resume
+// state it keeps across runs.
+
+func evalDynamicOutput() outdir.Options {
+	return outdir.Options{Command: "eval dynamic", Owns: []string{"table2.*", "config.yaml", "runs.jsonl", "sr-*.png",
+		"sweep.*", "sweep-*.png", "chosen.yaml"}}
+}
+
+func evalOfflineOutput() outdir.Options {
+	return outdir.Options{Command: "eval offline", Owns: []string{"table1.*", "per_query.csv", "qrels.*.trec", "runs"}}
+}
+
+func evalLatencyOutput() outdir.Options {
+	return outdir.Options{Command: "eval latency", Owns: []string{"table3.*", "table3_search.*"}}
+}
+
+func reproduceOutput() outdir.Options {
+	return outdir.Options{Command: "reproduce", Owns: []string{"table1", "table1-*", "table2", "table3"}}
+}
+
+// buildBenchOutput keeps journal/ (every finished LLM request: the resume state).
+func buildBenchOutput() outdir.Options {
+	return outdir.Options{Command: "build-bench", Owns: []string{"syn", "real", "stats.json", "DATASHEET.md", "retrieval.json"},
+		Keep: []string{"journal"}}
+}
+
+// buildBenchRetrievalOutput is `build-bench --retrieval-only`: it writes retrieval.json alone and
+// carries the rest of an earlier full run over unchanged.
+func buildBenchRetrievalOutput() outdir.Options {
+	o := buildBenchOutput()
+	o.Command = "build-bench --retrieval-only"
+	o.Keep = []string{"journal", "syn", "real", "stats.json", "DATASHEET.md"}
+	return o
+}
+
+// finetuneOutput keeps checkpoints/ (the resume state) and artifacts/ (the training graph, built
+// once).
+func finetuneOutput() outdir.Options {
+	return outdir.Options{Command: "finetune", Owns: []string{"*.onnx", "tokenizer.json", "rated.yaml", "TRAINING.md"},
+		Keep: []string{"checkpoints", "artifacts"}}
+}
