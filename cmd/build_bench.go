@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"github.com/rated-dev/rated/data"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/rated-dev/rated/internal/atomicfile"
+	"github.com/rated-dev/rated/internal/outdir"
 	"github.com/rated-dev/rated/pkg/bench"
 	"github.com/rated-dev/rated/pkg/catalog"
 	"github.com/rated-dev/rated/pkg/defaultbench"
@@ -33,8 +35,8 @@ type buildBenchFlags struct {
 	sampleSeed, splitSeed, negSeed                           uint64
 	seed                                                     int64
 	concurrency, hard, random                                int
-	minScore, keepScore                                      float64
-	noSyn, noReal, retrievalOnly, fullCorpus                 bool
+	minScore, keepScore, minSuccess                          float64
+	noSyn, noReal, retrievalOnly, fullCorpus, adoptJournal   bool
 	enc                                                      encodingFlags
 }
 
@@ -50,9 +52,11 @@ func newBuildBenchCmd() *cobra.Command {
 		Long: `Builds EcoAgent-Syn (LLM-written queries per tool, length filter, near-duplicate removal,
 hard and random negatives, train/dev/test splits) and EcoAgent-Real (ToolBench queries, retriever
 top-k candidates, LLM validator) into --out: syn/ and real/ in the BEIR layout, syn/negatives.jsonl,
-stats.json and DATASHEET.md. Every finished request is journaled under --out/journal, so an
-interrupted run (even kill -9) resumes where it stopped when rerun with the same flags.
-The LLM server must be running: rated llm up.`,
+stats.json and DATASHEET.md, as one set: a failed or interrupted run leaves --out as it was.
+Every finished request is journaled under --out/journal, keyed by every setting that changes
+its answer (model and digest, seed, temperature, prompt), so an interrupted run (even kill -9)
+resumes where it stopped when rerun with the same flags, and a run with other settings asks
+again. The LLM server must be running: rated llm up.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runBuildBench(c, f, syn, real)
@@ -88,6 +92,8 @@ The LLM server must be running: rated llm up.`,
 	fl.BoolVar(&f.noSyn, "no-syn", false, "skip EcoAgent-Syn")
 	fl.BoolVar(&f.noReal, "no-real", false, "skip EcoAgent-Real")
 	fl.BoolVar(&f.retrievalOnly, "retrieval-only", false, "only retrieve the Real candidates and write their score distribution to --out/retrieval.json (no LLM)")
+	fl.Float64Var(&f.minSuccess, "min-success", 0.5, "fail, writing nothing, when fewer than this share of the tools (Syn) or of the validated pairs (Real) succeed")
+	fl.BoolVar(&f.adoptJournal, "adopt-journal", false, "reuse journal records written before the settings were part of their key, as made with this run's model, seed and sampling settings")
 	_ = cmd.MarkFlagRequired("out")
 	cmd.AddCommand(newAuditCmd(), newAuditSynCmd())
 	return cmd
@@ -187,6 +193,9 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 	if f.concurrency > 0 {
 		lc.Concurrency = f.concurrency
 	}
+	if !(f.minSuccess >= 0 && f.minSuccess <= 1) {
+		return fmt.Errorf("--min-success %v: must be a share in [0, 1]", f.minSuccess)
+	}
 	all, catPath, err := loadCatalog(f.catalog)
 	if err != nil {
 		return err
@@ -195,6 +204,15 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 	if len(tools) == 0 {
 		return fmt.Errorf("no tools left after sampling %s (--tools %d, --platforms %v)", catPath, f.tools, f.platforms)
 	}
+	setOpts := buildBenchOutput()
+	if f.retrievalOnly {
+		setOpts = buildBenchRetrievalOutput()
+	}
+	set, err := outdir.Begin(f.out, setOpts)
+	if err != nil {
+		return err
+	}
+	defer set.Abort()
 	errw := c.ErrOrStderr()
 	tty := false
 	if fd, ok := errw.(*os.File); ok {
@@ -226,61 +244,72 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 		f.minScore = synth.DefaultMinRetrievalScore(ret.Name(), minCosine)
 	}
 	if f.retrievalOnly {
-		return retrievalOnly(c, f, ret, corpus)
+		return retrievalOnly(c, f, ret, corpus, set)
 	}
 	client, err := synth.NewClient(lc.ClientConfig(), &http.Client{})
 	if err != nil {
 		return err
 	}
-	digest, digestSrc := lc.GGUFSHA256, "declared in "+cfgName
-	if f.digestFile == "" && lc.GGUF != "" {
-		f.digestFile = h.Path(lc.GGUF)
-	}
-	if f.digestFile != "" {
-		if d, err := synth.FileSHA256(f.digestFile); err == nil {
-			digest, digestSrc = d, "sha256 of "+f.digestFile
-			if lc.GGUFSHA256 != "" && d != lc.GGUFSHA256 {
-				return fmt.Errorf("%s has sha256 %s, but %s declares %s", f.digestFile, d, cfgName, lc.GGUFSHA256)
-			}
-		}
-	}
-	if err := os.MkdirAll(filepath.Join(f.out, "journal"), 0o755); err != nil {
+	digest, digestSrc, err := modelDigest(ctx, lc, f, cfgName, h, client)
+	if err != nil {
 		return err
 	}
+	journalDir := set.Live("journal")
+	if err := os.MkdirAll(journalDir, 0o755); err != nil {
+		return err
+	}
+	ms := synth.ModelSettings{Model: lc.Model, Digest: digest, Temperature: lc.Temperature, MaxTokens: lc.MaxTokens, ChatTemplate: lc.ChatTemplate}
 	syn.Seed, syn.Concurrency, syn.PromptStyle = lc.Seed, lc.Concurrency, lc.PromptStyle
 	syn.Negatives.Hard, syn.Negatives.Random = f.hard, f.random
 	syn.SplitSeed, syn.NegativeSeed = f.splitSeed, f.negSeed
+	syn = syn.WithModel(ms)
+	syn.AdoptLegacy = f.adoptJournal
 	real.Seed, real.Concurrency, real.PromptStyle = lc.Seed, lc.Concurrency, lc.PromptStyle
 	real.TopK, real.MinRetrievalScore, real.KeepScore, real.SplitSeed = f.topK, f.minScore, f.keepScore, f.splitSeed+4
 	real.DedupeThreshold = syn.DedupeThreshold
+	real = real.WithModel(ms)
+	real.AdoptLegacy = f.adoptJournal
 	info := synth.RunInfo{
 		Tool: "rated build-bench", StartedAt: started, CatalogPath: catPath, CatalogSize: len(all),
 		ToolsUsed: len(tools), FullCorpus: f.fullCorpus, SampleSeed: f.sampleSeed, Model: lc.Model, BaseURL: lc.ResolvedBaseURL(),
-		ModelDigest: digest, DigestSource: digestSrc, Temperature: lc.Temperature, MaxTokens: lc.MaxTokens,
+		ModelDigest: digest, DigestSource: digestSrc, Temperature: lc.Temperature, MaxTokens: lc.MaxTokens, Seed: lc.Seed,
 		Retriever: ret.Name(), RetrieverRequested: ret.requested, RetrieverChoice: ret.choice, RetrieverModelDir: ret.modelDir,
 	}
 	out := synth.Output{Info: info}
 	interrupted := func(err error) error {
 		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted; finished requests are journaled under %s, rerun the same command to resume", filepath.Join(f.out, "journal"))
+			return fmt.Errorf("interrupted; finished requests are journaled under %s, rerun the same command to resume", journalDir)
 		}
 		return err
 	}
+	openJournal := func(name string) (*synth.Journal, error) {
+		j, err := synth.OpenJournal(filepath.Join(journalDir, name))
+		if err != nil {
+			return nil, err
+		}
+		if j.Dropped > 0 {
+			fmt.Fprintf(errw, "%s: dropped a torn last journal line (%d bytes) left by an interrupted run\n", name, j.Dropped)
+		}
+		if n := synth.LegacyRecords(j); n > 0 && !f.adoptJournal {
+			fmt.Fprintf(errw, "%s: %d records were journaled before the settings were part of their key; they are not reused (--adopt-journal reuses them, if they were made with this run's model, seed and sampling settings)\n", name, n)
+		}
+		return j, nil
+	}
 	if !f.noSyn {
-		j, err := synth.OpenJournal(filepath.Join(f.out, "journal", "syn.jsonl"))
+		j, err := openJournal("syn.jsonl")
 		if err != nil {
 			return err
 		}
 		defer j.Close()
-		if j.Dropped > 0 {
-			fmt.Fprintf(errw, "syn: dropped a torn last journal line (%d bytes) left by an interrupted run\n", j.Dropped)
-		}
 		if err := synth.GenerateSyn(ctx, client, tools, syn, j, prog, time.Now); err != nil {
 			return interrupted(err)
 		}
 		res, err := synth.AssembleSyn(tools, j, ret, syn)
 		if err != nil {
 			return err
+		}
+		if err := res.Stats.CheckSuccess(f.minSuccess); err != nil {
+			return failedStage(errw, "syn", res.Stats, err)
 		}
 		out.Syn, out.Info.Syn = res, &syn
 	}
@@ -299,7 +328,7 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 		rep := synth.ReportRetrieval(len(queries), pairs, ret.Name(), real.MinRetrievalScore)
 		fmt.Fprintf(errw, "real: %d of %d candidate pairs score below %g under %s (%s scores, median %.3f); %d of %d queries keep a pair (other thresholds: retrieval_threshold_sweep in stats.json)\n",
 			rep.BelowThreshold, rep.CandidatePairs, rep.MinRetrievalScore, rep.Retriever, rep.Scale, rep.Scores.Quant["p50"], rep.QueriesLeft, rep.Queries)
-		j, err := synth.OpenJournal(filepath.Join(f.out, "journal", "real.jsonl"))
+		j, err := openJournal("real.jsonl")
 		if err != nil {
 			return err
 		}
@@ -311,10 +340,16 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 		if err != nil {
 			return err
 		}
+		if err := res.Stats.CheckSuccess(f.minSuccess); err != nil {
+			return failedStage(errw, "real", res.Stats, err)
+		}
 		out.Real, out.Info.Real, out.Info.RealQueries = res, &real, realQueriesName(f.realQueries)
 	}
 	out.Info.FinishedAt = time.Now()
-	if err := out.Write(f.out); err != nil {
+	if err := out.Write(set.Dir()); err != nil {
+		return err
+	}
+	if err := set.Commit(); err != nil {
 		return err
 	}
 	w := c.OutOrStdout()
@@ -335,9 +370,56 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 	return nil
 }
 
+// failedStage prints the statistics of a stage that fell under --min-success (they say why) and
+// returns its error; nothing is written to --out.
+func failedStage(w io.Writer, stage string, stats any, err error) error {
+	fmt.Fprintf(w, "%s statistics of the failed run (nothing written; the journal keeps every request):\n", stage)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(stats)
+	return err
+}
+
+// modelDigest is the digest recorded for the model's weights and where it came from: the sha256
+// of --model-file when given; for the local server of configs/llm.yaml, the sha256 of its GGUF
+// under the assets (checked against gguf_sha256), else the declared gguf_sha256; for any other
+// endpoint, what the endpoint reports, else "unknown" (the local GGUF says nothing about it).
+func modelDigest(ctx context.Context, lc synth.LLMConfig, f buildBenchFlags, cfgName string, h home.Home, client *synth.Client) (string, string, error) {
+	if f.digestFile != "" {
+		d, err := synth.FileSHA256(f.digestFile)
+		if err != nil {
+			return "", "", fmt.Errorf("--model-file: %w", err)
+		}
+		return d, "sha256 of " + f.digestFile, nil
+	}
+	local := fmt.Sprintf("http://%s:%d/v1", lc.Host, lc.Port)
+	if base := strings.TrimRight(lc.ResolvedBaseURL(), "/"); base != local {
+		d, err := client.ReportedDigest(ctx)
+		if d != "" {
+			return d, "reported by " + base, nil
+		}
+		why := "reports no digest of " + lc.Model
+		if err != nil {
+			why = "gave no digest of " + lc.Model + ": " + err.Error()
+		}
+		return "unknown", base + " " + why + " (it is not the local server of " + cfgName + ", whose GGUF says nothing about it)", nil
+	}
+	digest, src := lc.GGUFSHA256, "declared in "+cfgName
+	if lc.GGUF != "" {
+		p := h.Path(lc.GGUF)
+		if d, err := synth.FileSHA256(p); err == nil {
+			if lc.GGUFSHA256 != "" && d != lc.GGUFSHA256 {
+				return "", "", fmt.Errorf("%s has sha256 %s, but %s declares %s", p, d, cfgName, lc.GGUFSHA256)
+			}
+			digest, src = d, "sha256 of "+p
+		}
+	}
+	return digest, src, nil
+}
+
 // retrievalOnly retrieves the Real candidates and writes their score report to
 // <out>/retrieval.json, without the LLM.
-func retrievalOnly(c *cobra.Command, f buildBenchFlags, ret *benchRetriever, tools []catalog.Tool) error {
+func retrievalOnly(c *cobra.Command, f buildBenchFlags, ret *benchRetriever, tools []catalog.Tool, set *outdir.Set) error {
 	queries, err := readRealQueries(f.realQueries)
 	if err != nil {
 		return err
@@ -352,14 +434,17 @@ func retrievalOnly(c *cobra.Command, f buildBenchFlags, ret *benchRetriever, too
 	rep := synth.ReportRetrieval(len(queries), pairs, ret.Name(), f.minScore)
 	doc := map[string]any{"retriever_requested": ret.requested, "retriever_choice": ret.choice,
 		"retriever_model_dir": ret.modelDir, "real_queries": realQueriesName(f.realQueries), "tools": len(tools), "top_k": f.topK, "report": rep}
-	path := filepath.Join(f.out, "retrieval.json")
-	if err := atomicfile.Write(path, func(w io.Writer) error {
+	if err := atomicfile.Write(filepath.Join(set.Dir(), "retrieval.json"), func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(doc)
 	}); err != nil {
 		return err
 	}
+	if err := set.Commit(); err != nil {
+		return err
+	}
+	path := filepath.Join(f.out, "retrieval.json")
 	q := rep.Scores.Quant
 	fmt.Fprintf(c.OutOrStdout(), "retrieval: %s, %d queries, %d candidate pairs (top %d of %d tools); scores p5 %.3f p25 %.3f p50 %.3f p75 %.3f p95 %.3f; %d below %g, %d queries left; wrote %s\n",
 		rep.Retriever, rep.Queries, rep.CandidatePairs, f.topK, len(tools), q["p5"], q["p25"], q["p50"], q["p75"], q["p95"], rep.BelowThreshold, rep.MinRetrievalScore, rep.QueriesLeft, path)

@@ -105,7 +105,7 @@ func JudgeSynAudit(ctx context.Context, gen Generator, items []SynAuditItem, too
 		return err
 	}
 	for i := range items {
-		if r, ok := j.Get(realKey(pairs[i])); ok && r.OK {
+		if r, ok := j.Get(cfg.journalKey(pairs[i])); ok && r.OK {
 			items[i].Judged, items[i].JudgeScore = true, r.Score
 		}
 	}

@@ -156,6 +156,62 @@ func (c *Client) Model() string { return c.cfg.Model }
 // Config returns the client's configuration.
 func (c *Client) Config() ClientConfig { return c.cfg }
 
+// ReportedDigest asks the endpoint for the digest of the client's model: the "digest" or
+// "sha256" of its entry in GET /models (OpenAI-compatible servers that report one), else of its
+// entry in Ollama's GET /api/tags. It returns "" when the endpoint reports none.
+func (c *Client) ReportedDigest(ctx context.Context) (string, error) {
+	get := func(url string, v any) error {
+		actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+		defer cancel()
+		req, err := http.NewRequestWithContext(actx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := c.http.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET %s: HTTP %d", url, resp.StatusCode)
+		}
+		return json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(v)
+	}
+	type entry struct {
+		ID     string `json:"id"`
+		Name   string `json:"name"`
+		Digest string `json:"digest"`
+		SHA256 string `json:"sha256"`
+	}
+	pick := func(es []entry) string {
+		for _, e := range es {
+			if e.ID == c.cfg.Model || e.Name == c.cfg.Model || e.Name == c.cfg.Model+":latest" {
+				if e.Digest != "" {
+					return e.Digest
+				}
+				return e.SHA256
+			}
+		}
+		return ""
+	}
+	var models struct {
+		Data []entry `json:"data"`
+	}
+	err := get(c.cfg.BaseURL+"/models", &models)
+	if d := pick(models.Data); err == nil && d != "" {
+		return d, nil
+	}
+	if root, ok := strings.CutSuffix(c.cfg.BaseURL, "/v1"); ok {
+		var tags struct {
+			Models []entry `json:"models"`
+		}
+		if get(root+"/api/tags", &tags) == nil {
+			return pick(tags.Models), nil
+		}
+	}
+	return "", err
+}
+
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()

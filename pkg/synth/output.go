@@ -34,6 +34,8 @@ type RunInfo struct {
 	DigestSource string  `json:"model_digest_source"`
 	Temperature  float64 `json:"temperature"`
 	MaxTokens    int     `json:"max_tokens"`
+	// Seed is the generation seed of the run (--seed, else the config's).
+	Seed int64 `json:"seed"`
 	// Retriever is the retriever used for hard negatives and Real candidates ("BM25" or
 	// "dense:<model>"); RetrieverRequested what was asked for (auto, bm25, dense:<model>);
 	// RetrieverChoice why auto chose it; RetrieverModelDir the encoder's model folder.

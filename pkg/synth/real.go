@@ -93,6 +93,10 @@ type RealConfig struct {
 	Concurrency     int
 	// PromptStyle frames the validator prompt (see SynConfig.PromptStyle).
 	PromptStyle PromptStyle
+	// JournalTag hashes every setting that changes a verdict into the journal keys (WithModel).
+	JournalTag string
+	// AdoptLegacy reuses records journaled before settings were part of the key.
+	AdoptLegacy bool `json:"-"`
 }
 
 // DefaultRealConfig returns the paper's settings, with the retrieval threshold at 0 (keep all
@@ -248,9 +252,10 @@ func ValidateReal(ctx context.Context, gen Generator, pairs []RealPair, tools []
 		if t == nil {
 			return fmt.Errorf("candidate tool %s is not in the catalog", pr.ToolID)
 		}
-		key := realKey(pr)
-		seed := subSeed(cfg.Seed, key)
-		jobs = append(jobs, job{key: key, do: func(ctx context.Context) Record {
+		// The seed comes from the key without the settings tag, so a journal written before the
+		// tag existed and a new one ask with the same seeds.
+		seed := subSeed(cfg.Seed, realKey(pr))
+		jobs = append(jobs, job{key: cfg.journalKey(pr), do: func(ctx context.Context) Record {
 			base := Record{ToolID: pr.ToolID, QueryID: pr.Query.ID, Query: pr.Query.Text, RetrievalScore: pr.RetrievalScore}
 			msgs, stop := ValidatorMessages(cfg.PromptStyle, pr.Query.Text, *t)
 			c, err := gen.Complete(ctx, Request{
@@ -266,6 +271,17 @@ func ValidateReal(ctx context.Context, gen Generator, pairs []RealPair, tools []
 			base.OK, base.Raw, base.Score, base.Attempts, base.Faults, base.Seed = true, c.Text, score, c.Attempts, c.Faults, c.Seed
 			return base
 		}})
+	}
+	if cfg.AdoptLegacy {
+		var legacy []string
+		for _, pr := range pairs {
+			if pr.RetrievalScore >= cfg.MinRetrievalScore {
+				legacy = append(legacy, realKey(pr))
+			}
+		}
+		if err := adoptLegacy(j, jobs, func(i int) string { return legacy[i] }); err != nil {
+			return err
+		}
 	}
 	return runJobs(ctx, j, jobs, cfg.Concurrency, "real: validate", p, now)
 }
@@ -293,7 +309,7 @@ func AssembleReal(tools []catalog.Tool, queries []RealQuery, pairs []RealPair, j
 			st.DroppedLowScore++
 			continue
 		}
-		rec, ok := j.Get(realKey(p))
+		rec, ok := j.Get(cfg.journalKey(p))
 		if ok {
 			for _, f := range rec.Faults {
 				st.Faults[f]++
@@ -301,7 +317,7 @@ func AssembleReal(tools []catalog.Tool, queries []RealQuery, pairs []RealPair, j
 		}
 		if !ok || !rec.OK {
 			st.ValidationFailed++
-			f := ToolFailure{Key: realKey(p), Error: "no journal record (run interrupted?)"}
+			f := ToolFailure{Key: cfg.journalKey(p), Error: "no journal record (run interrupted?)"}
 			if ok {
 				f.Faults, f.Error = rec.Faults, rec.Error
 			}

@@ -35,6 +35,11 @@ type SynConfig struct {
 	// Corpus, when not nil, is the benchmark's corpus and the pool of negatives (the whole
 	// catalog), of which the tools queries are generated for are a sample; nil means those tools.
 	Corpus []catalog.Tool `json:"-"`
+	// JournalTag hashes every setting that changes an answer into the journal keys (WithModel).
+	JournalTag string
+	// AdoptLegacy reuses records journaled before settings were part of the key, as made with
+	// the current settings (the caller vouches for it).
+	AdoptLegacy bool `json:"-"`
 }
 
 // DefaultSynConfig returns the paper's settings with 10 queries per tool.
@@ -110,7 +115,7 @@ func GenerateSyn(ctx context.Context, gen Generator, tools []catalog.Tool, cfg S
 	for i := range tools {
 		t := tools[i]
 		seed := subSeed(cfg.Seed, t.ID)
-		jobs[i] = job{key: SynKey(cfg.QueriesPerTool, t.ID), do: func(ctx context.Context) Record {
+		jobs[i] = job{key: cfg.journalKey(t.ID), do: func(ctx context.Context) Record {
 			accept := func(text string) error {
 				for _, q := range ParseQueries(text) {
 					if n := WordCount(q); n >= cfg.MinWords && n <= cfg.MaxWords && !CopiesExample(q, t) {
@@ -132,6 +137,11 @@ func GenerateSyn(ctx context.Context, gen Generator, tools []catalog.Tool, cfg S
 			}
 			return Record{OK: true, ToolID: t.ID, Raw: c.Text, Queries: ParseQueries(c.Text), Attempts: c.Attempts, Faults: c.Faults, Seed: c.Seed}
 		}}
+	}
+	if cfg.AdoptLegacy {
+		if err := adoptLegacy(j, jobs, func(i int) string { return SynKey(cfg.QueriesPerTool, tools[i].ID) }); err != nil {
+			return err
+		}
 	}
 	return runJobs(ctx, j, jobs, cfg.Concurrency, "syn: generate", p, now)
 }
@@ -161,7 +171,7 @@ func AssembleSyn(tools []catalog.Tool, j *Journal, r retrieve.Retriever, cfg Syn
 	type pos struct{ text, tool string }
 	var kept []pos
 	for _, t := range tools {
-		key := SynKey(cfg.QueriesPerTool, t.ID)
+		key := cfg.journalKey(t.ID)
 		rec, ok := j.Get(key)
 		if !ok {
 			st.ToolsFailed++

@@ -1,0 +1,194 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// serveLoopback serves h on 127.0.0.1 and returns the API root (…/v1).
+func serveLoopback(t *testing.T, h http.Handler) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := httptest.NewUnstartedServer(h)
+	s.Listener.Close()
+	s.Listener = l
+	s.Start()
+	t.Cleanup(s.Close)
+	return s.URL + "/v1"
+}
+
+// llmYAML writes an llm.yaml for baseURL with extra lines appended.
+func llmYAML(t *testing.T, baseURL, extra string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "llm.yaml")
+	body := fmt.Sprintf("host: 127.0.0.1\nport: 1\nmodel: fake\nbase_url: %q\ntemperature: 0.5\nmax_tokens: 64\nseed: 3\nconcurrency: 2\ntimeout_s: 5\nretries: 1\nbackoff_ms: 1\n%s", baseURL, extra)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func synArgs(cfg, out string, extra ...string) []string {
+	return append([]string{"build-bench", "--config", cfg, "--catalog", filepath.Join("..", "pkg", "synth", "testdata", "catalog.jsonl"),
+		"--out", out, "--tools", "3", "--queries-per-tool", "3", "--no-real", "--retriever", "bm25"}, extra...)
+}
+
+func readStats(t *testing.T, out string) map[string]map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(out, "stats.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats := map[string]map[string]any{}
+	if err := json.Unmarshal(data, &stats); err != nil {
+		t.Fatal(err)
+	}
+	return stats
+}
+
+// TestBuildBenchFailsWhenTheLLMFails (issue 16 item 11): with every request failing, build-bench
+// exited 0 with a complete-looking benchmark of 0 queries. It now fails, says why, and leaves
+// --out as it was.
+func TestBuildBenchFailsWhenTheLLMFails(t *testing.T) {
+	down := serveLoopback(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "model not loaded", http.StatusServiceUnavailable)
+	}))
+	out := filepath.Join(t.TempDir(), "out")
+	_, stderr, err := runRated(synArgs(llmYAML(t, down, ""), out)...)
+	if err == nil {
+		t.Fatal("build-bench succeeded with every request failing")
+	}
+	for _, want := range []string{"0 of 3 tools", "--min-success 0.5", "http_5xx"} {
+		if !strings.Contains(err.Error()+stderr, want) {
+			t.Errorf("error and stderr lack %q:\n%v\n%s", want, err, stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "syn")); err == nil {
+		t.Error("a benchmark was written")
+	}
+	if _, err := os.Stat(filepath.Join(out, "journal", "syn.jsonl")); err != nil {
+		t.Errorf("the journal of the failed requests is gone: %v", err)
+	}
+}
+
+// countingLLM is fakeOpenAI's handler with a count of generation requests.
+func countingLLM(t *testing.T) (string, *atomic.Int64) {
+	t.Helper()
+	var n atomic.Int64
+	inner := fakeOpenAI(t)
+	target := strings.TrimSuffix(inner, "/v1")
+	proxy := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.NotFound(w, r) // GET /models: this endpoint reports no digest
+			return
+		}
+		n.Add(1)
+		resp, err := http.Post(target+r.URL.Path, "application/json", r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), 502)
+			return
+		}
+		defer resp.Body.Close()
+		w.WriteHeader(resp.StatusCode)
+		var body json.RawMessage
+		json.NewDecoder(resp.Body).Decode(&body)
+		w.Write(body)
+	})
+	return serveLoopback(t, proxy), &n
+}
+
+// TestBuildBenchSeedIsPartOfTheJournalKey (issue 16 item 12): a rerun with another --seed
+// reused the first seed's answers; every setting that changes an answer is now in the journal
+// key, and the seed is in stats.json.
+func TestBuildBenchSeedIsPartOfTheJournalKey(t *testing.T) {
+	url, requests := countingLLM(t)
+	cfg := llmYAML(t, url, "")
+	out := filepath.Join(t.TempDir(), "out")
+	for i, c := range []struct {
+		seed string
+		want int64 // requests made by this run
+	}{{"3", 3}, {"4", 3}, {"4", 0}, {"3", 0}} {
+		before := requests.Load()
+		if _, stderr, err := runRated(synArgs(cfg, out, "--seed", c.seed)...); err != nil {
+			t.Fatalf("run %d: %v\n%s", i, err, stderr)
+		}
+		if got := requests.Load() - before; got != c.want {
+			t.Errorf("run %d (--seed %s): %d requests, want %d", i, c.seed, got, c.want)
+		}
+		stats := readStats(t, out)
+		if stats["run"]["seed"] != json.Number(c.seed) && fmt.Sprint(stats["run"]["seed"]) != c.seed {
+			t.Errorf("run %d: stats.json run.seed = %v, want %s", i, stats["run"]["seed"], c.seed)
+		}
+	}
+	// Another temperature is another setting.
+	before := requests.Load()
+	cfg2 := llmYAML(t, url, "")
+	os.WriteFile(cfg2, []byte(strings.Replace(mustRead(t, cfg2), "temperature: 0.5", "temperature: 0.9", 1)), 0o644)
+	if _, stderr, err := runRated(synArgs(cfg2, out, "--seed", "3")...); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if got := requests.Load() - before; got != 3 {
+		t.Errorf("another temperature: %d requests, want 3", got)
+	}
+}
+
+func mustRead(t *testing.T, p string) string {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// TestBuildBenchDigestOfAnotherEndpoint (issue 16 item 13): with base_url pointing at another
+// server, stats.json recorded the local GGUF's sha256 as the model digest; it now records what
+// the endpoint reports, or "unknown".
+func TestBuildBenchDigestOfAnotherEndpoint(t *testing.T) {
+	gen := fakeOpenAI(t)
+	target := strings.TrimSuffix(gen, "/v1")
+	for _, c := range []struct {
+		models string // the endpoint's GET /v1/models answer
+		want   string
+	}{
+		{`{"object":"list","data":[{"id":"fake","object":"model","owned_by":"me"}]}`, "unknown"},
+		{`{"object":"list","data":[{"id":"other","digest":"sha256:0000"},{"id":"fake","digest":"sha256:abcd"}]}`, "sha256:abcd"},
+	} {
+		url := serveLoopback(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models") {
+				w.Write([]byte(c.models))
+				return
+			}
+			resp, err := http.Post(target+r.URL.Path, "application/json", r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), 502)
+				return
+			}
+			defer resp.Body.Close()
+			var body json.RawMessage
+			json.NewDecoder(resp.Body).Decode(&body)
+			w.Write(body)
+		}))
+		declared := strings.Repeat("a", 64)
+		cfg := llmYAML(t, url, "gguf: llm/models/local.gguf\ngguf_sha256: "+declared+"\n")
+		out := filepath.Join(t.TempDir(), "out")
+		if _, stderr, err := runRated(synArgs(cfg, out)...); err != nil {
+			t.Fatalf("%v\n%s", err, stderr)
+		}
+		run := readStats(t, out)["run"]
+		if run["model_digest"] != c.want || !strings.Contains(fmt.Sprint(run["model_digest_source"]), url) {
+			t.Errorf("model_digest %v (%v), want %q reported by %s", run["model_digest"], run["model_digest_source"], c.want, url)
+		}
+	}
+}
