@@ -232,3 +232,18 @@ func TestRunWritesCatalogAndStatsTogether(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSourcesTypoIsRefused: a misspelt key (versoin) used to be ignored, so the source had no
+// version and the crawl took another package than the one pinned; unknown keys and platforms
+// are errors naming them.
+func TestSourcesTypoIsRefused(t *testing.T) {
+	for body, want := range map[string]string{
+		"platforms:\n  n8n:\n    - {registry: npm, package: x, versoin: 1.0.0, kind: npm}\n": "versoin",
+		"platfroms:\n  n8n: []\n": "platfroms",
+		"platforms:\n  zapier:\n    - {registry: npm, package: x, version: 1.0.0, kind: npm}\n": "zapier",
+	} {
+		if _, err := ParseSources("s.yaml", []byte(body)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want it to name %s", body, err, want)
+		}
+	}
+}

@@ -44,10 +44,15 @@ func LoadSources(path string) (*SourcesConfig, error) {
 // passes its embedded configs/sources.yaml).
 func ParseSources(path string, data []byte) (*SourcesConfig, error) {
 	var cfg SourcesConfig
-	if err := yaml.Unmarshal(data, &cfg); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true) // a misspelt key would silently unpin a source
+	if err := dec.Decode(&cfg); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	for plat, srcs := range cfg.Platforms {
+		if !knownPlatform(plat) {
+			return nil, fmt.Errorf("%s: platforms.%s: unknown platform (known: %s)", path, plat, strings.Join(Platforms, ", "))
+		}
 		for i, s := range srcs {
 			if err := s.validate(); err != nil {
 				return nil, fmt.Errorf("%s: platforms.%s[%d]: %w", path, plat, i, err)

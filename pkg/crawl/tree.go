@@ -407,6 +407,60 @@ func (t *Tree) readGit(gitDir, rev string, lim Limits, total *int64) error {
 	var want []entry
 	var oids bytes.Buffer
 	var listed int64
+	for _, e := range parseLsTree(list) {
+		rel, safe := safeRel(e.path)
+		if !safe {
+			t.warnf("%s: skipped %q: path escapes the target directory", t.Label, e.path)
+			continue
+		}
+		if !wanted(rel) {
+			continue
+		}
+		if e.size > lim.MaxFileBytes {
+			t.skip(rel, fmt.Sprintf("%d bytes is over the %d-byte file limit", e.size, lim.MaxFileBytes))
+			continue
+		}
+		// cat-file's output holds every wanted blob at once: bound it by the total limit.
+		if listed+e.size > lim.MaxTotalBytes {
+			t.skip(rel, fmt.Sprintf("source is over the %d-byte total limit", lim.MaxTotalBytes))
+			continue
+		}
+		listed += e.size
+		want = append(want, entry{rel, e.size})
+		oids.WriteString(e.oid + "\n")
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	out, err := git(&oids, "cat-file", "--batch")
+	if err != nil {
+		return err
+	}
+	blobs, err := catFileBlobs(out, len(want))
+	if err != nil {
+		return fmt.Errorf("read %s: %w", t.Label, err)
+	}
+	for i, e := range want {
+		if blobs[i] == nil {
+			t.warnf("%s: skipped %s: object missing from the repository", t.Label, e.path)
+			continue
+		}
+		t.add(e.path, int64(len(blobs[i])), bytes.NewReader(blobs[i]), lim, total)
+	}
+	return nil
+}
+
+// lsTreeEntry is one blob of `git ls-tree -r -l -z` output.
+type lsTreeEntry struct {
+	path, oid string
+	size      int64
+}
+
+// parseLsTree reads `git ls-tree -r -l -z` output ("mode type object size\tpath" records
+// separated by NUL), keeping regular blobs (not symbolic links or submodules); malformed records
+// are skipped.
+func parseLsTree(list []byte) []lsTreeEntry {
+	var out []lsTreeEntry
 	for _, rec := range bytes.Split(list, []byte{0}) {
 		meta, p, ok := strings.Cut(string(rec), "\t")
 		if !ok {
@@ -416,59 +470,39 @@ func (t *Tree) readGit(gitDir, rev string, lim Limits, total *int64) error {
 		if len(f) != 4 || f[1] != "blob" || f[0] == "120000" {
 			continue
 		}
-		rel, safe := safeRel(p)
-		if !safe {
-			t.warnf("%s: skipped %q: path escapes the target directory", t.Label, p)
-			continue
-		}
-		if !wanted(rel) {
-			continue
-		}
 		var size int64
 		fmt.Sscan(f[3], &size)
-		if size > lim.MaxFileBytes {
-			t.skip(rel, fmt.Sprintf("%d bytes is over the %d-byte file limit", size, lim.MaxFileBytes))
-			continue
-		}
-		// cat-file's output holds every wanted blob at once: bound it by the total limit.
-		if listed+size > lim.MaxTotalBytes {
-			t.skip(rel, fmt.Sprintf("source is over the %d-byte total limit", lim.MaxTotalBytes))
-			continue
-		}
-		listed += size
-		want = append(want, entry{rel, size})
-		oids.WriteString(f[2] + "\n")
+		out = append(out, lsTreeEntry{path: p, oid: f[2], size: size})
 	}
-	if len(want) == 0 {
-		return nil
-	}
-	out, err := git(&oids, "cat-file", "--batch")
-	if err != nil {
-		return err
-	}
-	for _, e := range want {
+	return out
+}
+
+// catFileBlobs splits `git cat-file --batch` output ("oid type size\n<content>\n" per object,
+// or "name missing\n") into the contents of n objects, in order; nil marks a missing object.
+func catFileBlobs(out []byte, n int) ([][]byte, error) {
+	blobs := make([][]byte, n)
+	for i := range n {
 		header, rest, ok := bytes.Cut(out, []byte("\n"))
 		if !ok {
-			return fmt.Errorf("read %s: git cat-file output ends early at %s", t.Label, e.path)
+			return nil, fmt.Errorf("git cat-file output ends early at object %d", i+1)
 		}
 		f := strings.Fields(string(header))
 		if len(f) == 2 && f[1] == "missing" {
-			t.warnf("%s: skipped %s: object missing from the repository", t.Label, e.path)
 			out = rest
 			continue
 		}
 		var size int64
 		if len(f) != 3 {
-			return fmt.Errorf("read %s: unexpected git cat-file header %q", t.Label, header)
+			return nil, fmt.Errorf("unexpected git cat-file header %q", header)
 		}
 		fmt.Sscan(f[2], &size)
 		if int64(len(rest)) < size+1 {
-			return fmt.Errorf("read %s: git cat-file output truncated at %s", t.Label, e.path)
+			return nil, fmt.Errorf("git cat-file output truncated at object %d", i+1)
 		}
-		t.add(e.path, size, bytes.NewReader(rest[:size]), lim, total)
+		blobs[i] = rest[:size:size]
 		out = rest[size+1:]
 	}
-	return nil
+	return blobs, nil
 }
 
 // isBareGit reports whether dir looks like a git directory (HEAD, objects/ and refs/).
