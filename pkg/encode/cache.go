@@ -69,6 +69,10 @@ func (c *embeddingCache) load() error {
 		vec := make([]float32, c.dim)
 		for i := range vec {
 			vec[i] = math.Float32frombits(binary.LittleEndian.Uint32(rec[32+4*i:]))
+			if math.IsNaN(float64(vec[i])) || math.IsInf(float64(vec[i]), 0) {
+				// Only finite embeddings are ever written (checkFinite): the file is corrupt.
+				return fmt.Errorf("embedding cache %s: record %d holds %v: the file is corrupt (delete it to rebuild)", c.path, r+1, vec[i])
+			}
 		}
 		c.entries[key] = vec
 	}

@@ -183,6 +183,10 @@ func scoreFromMatch(num, slash, den, pct string) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if x < 0 {
+		// "-1%" or "-1/10" would pass the range checks below as -0.01 and -0.1.
+		return 0, fmt.Errorf("negative score %s", num)
+	}
 	if pct == "%" {
 		if x > 100 {
 			return 0, fmt.Errorf("score %s%% above 100%%", num)

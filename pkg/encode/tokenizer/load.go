@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -125,7 +127,45 @@ func parse(path string, data []byte) (*Tokenizer, error) {
 	if err := t.loadPadding(f.Padding); err != nil {
 		return nil, err
 	}
+	if err := t.checkIDs(); err != nil {
+		return nil, err
+	}
 	return t, nil
+}
+
+// checkIDs refuses token ids outside the vocabulary (0 to VocabSize-1): the model's embedding
+// table has one row per id, so a larger id fails deep in ONNX Runtime, and another file's ids
+// would read the wrong rows.
+func (t *Tokenizer) checkIDs() error {
+	n := int32(t.vocabSize)
+	check := func(what string, id int32) error {
+		if id < 0 || id >= n {
+			return errorf(t.path, "%s has id %d, outside the vocabulary of %d tokens (ids 0 to %d)", what, id, n, n-1)
+		}
+		return nil
+	}
+	for _, tok := range slices.Sorted(maps.Keys(t.vocab)) {
+		if err := check(fmt.Sprintf("vocab token %q", tok), t.vocab[tok]); err != nil {
+			return err
+		}
+	}
+	for _, m := range []addedMatcher{t.rawAdded, t.normAdded} {
+		for _, a := range m.tokens {
+			if err := check(fmt.Sprintf("added token %q", a.content), a.id); err != nil {
+				return err
+			}
+		}
+	}
+	for _, pieces := range [][]templatePiece{t.post.single, t.post.pair} {
+		for _, p := range pieces {
+			for _, id := range p.special {
+				if err := check("post_processor special token", id); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return check("padding pad_id", t.padding.id)
 }
 
 // jsonError names the file and line of a JSON error.

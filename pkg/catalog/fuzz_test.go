@@ -1,0 +1,42 @@
+package catalog
+
+import (
+	"bytes"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// FuzzDecodeJSONL (seeds: the default benchmark's catalog and the synth fixture,
+// testdata/fuzz/FuzzDecodeJSONL): any input is an error naming the line, or tools with valid,
+// distinct ids that encode and decode back to themselves.
+func FuzzDecodeJSONL(f *testing.F) {
+	f.Add([]byte(`{"id":"n8n/slack/send","name":"send","platform":"n8n"}` + "\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tools, err := DecodeJSONL(bytes.NewReader(data), "c.jsonl")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "c.jsonl:") {
+				t.Fatalf("error names no line: %v", err)
+			}
+			return
+		}
+		seen := map[string]bool{}
+		for _, tl := range tools {
+			if err := ValidateID(tl.ID); err != nil || seen[tl.ID] {
+				t.Fatalf("tool id %q accepted (%v, duplicate %v)", tl.ID, err, seen[tl.ID])
+			}
+			seen[tl.ID] = true
+		}
+		var buf bytes.Buffer
+		if err := EncodeJSONL(&buf, tools); err != nil {
+			t.Fatalf("decoded tools do not encode: %v", err)
+		}
+		again, err := DecodeJSONL(&buf, "again")
+		if err != nil {
+			t.Fatalf("encoded tools do not decode: %v", err)
+		}
+		if !reflect.DeepEqual(tools, again) {
+			t.Fatalf("round trip changed the tools:\n%+v\n%+v", tools, again)
+		}
+	})
+}

@@ -1,0 +1,2 @@
+go test fuzz v1
+[]byte("\x22use strict\x22;\n// Compiled node code, read as text only.\nasync function chatApiRequest(method, endpoint, body) {\n    const options = { method, body, uri: `https://api.chat.test/v2${endpoint}` };\n    const channelLink = /https:\x5c/\x5c/app\x5c.chat\x5c.test\x5c/([a-z]+)/;\n    const docs = \x22https://docs.chat.test/api/v2/reference\x22;\n    return this.helpers.request(options);\n}\n")

@@ -1,0 +1,34 @@
+package evaldynamic
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/spf13/viper"
+)
+
+// FuzzLoadConfig feeds a --config file merged over configs/paper.yaml (seeds: configs/paper.yaml
+// and configs/extended.yaml, testdata/fuzz/FuzzLoadConfig), which covers the dynamic settings,
+// the scenarios, the policy specs and the prior. Any input is an error, or a configuration that
+// validates and encodes to JSON (NaN or ±Inf would fail only there, after a whole run).
+func FuzzLoadConfig(f *testing.F) {
+	f.Add([]byte(small))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(t.TempDir(), "c.yaml")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := LoadConfig(viper.New(), []string{p})
+		if err != nil {
+			return
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("LoadConfig returned a configuration Validate refuses: %v", err)
+		}
+		if _, err := json.Marshal(cfg); err != nil {
+			t.Fatalf("configuration does not encode: %v", err)
+		}
+	})
+}

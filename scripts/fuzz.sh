@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of rated for FUZZTIME each (default 60s), one at a time under nice, and
+# prints one line per target: package, target, result, execs. A crasher is written by `go test`
+# to <package>/testdata/fuzz/<target>/ and stays there as a regression seed once fixed.
+# Usage: scripts/fuzz.sh [target-regexp]   (FUZZTIME=5m scripts/fuzz.sh FuzzLoadTree)
+set -u
+cd "$(dirname "$0")/.."
+FUZZTIME=${FUZZTIME:-60s}
+only=${1:-.}
+targets="
+pkg/bench FuzzReadBEIR
+pkg/catalog FuzzDecodeJSONL
+pkg/encode/tokenizer FuzzLoad
+pkg/encode/tokenizer FuzzEncode
+pkg/encode FuzzLoadConfig
+pkg/encode FuzzEmbeddingCache
+pkg/crawl FuzzParsePython
+pkg/crawl FuzzCrawlN8n
+pkg/crawl FuzzJSEndpoints
+pkg/crawl FuzzLoadTreeZip
+pkg/crawl FuzzLoadTreeTar
+pkg/crawl FuzzGitListing
+pkg/crawl FuzzParseSources
+pkg/evaldynamic FuzzLoadConfig
+pkg/synth FuzzParseQueries
+pkg/synth FuzzParseScore
+pkg/synth FuzzOpenJournal
+pkg/synth FuzzReadAuditAgreement
+pkg/synth FuzzParseRealQueries
+pkg/synth FuzzLoadLLMConfig
+pkg/train FuzzReadNegatives
+pkg/train FuzzLoadArtifacts
+pkg/reproduce FuzzParseExpected
+"
+status=0
+while read -r pkg target; do
+	[ -z "$pkg" ] && continue
+	echo "$pkg $target" | grep -Eq -- "$only" || continue
+	log=$(mktemp)
+	if nice -n 10 go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "./$pkg" >"$log" 2>&1; then
+		result=ok
+	else
+		result=FAIL
+		status=1
+	fi
+	execs=$(grep -o 'execs: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+	echo "$pkg $target $result ${execs:-0} execs in $FUZZTIME"
+	[ "$result" = FAIL ] && sed 's/^/    /' "$log" | tail -25
+	rm -f "$log"
+done <<<"$targets"
+exit $status
