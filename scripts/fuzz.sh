@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every fuzz target of rated for FUZZTIME each (default 60s), one at a time under nice, and
-# prints one line per target: package, target, result, execs. A crasher is written by `go test`
-# to <package>/testdata/fuzz/<target>/ and stays there as a regression seed once fixed.
+# prints one line per target: package, target, result, executions (counted by internal/fuzzcount
+# in every worker: go test's own "execs" figure lags far behind when executions do file I/O). A
+# crasher is written by `go test` to <package>/testdata/fuzz/<target>/ and stays there as a
+# regression seed once fixed.
 # Usage: scripts/fuzz.sh [target-regexp]   (FUZZTIME=5m scripts/fuzz.sh FuzzLoadTree)
 set -u
 cd "$(dirname "$0")/.."
@@ -37,15 +39,16 @@ while read -r pkg target; do
 	[ -z "$pkg" ] && continue
 	echo "$pkg $target" | grep -Eq -- "$only" || continue
 	log=$(mktemp)
-	if nice -n 10 go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "./$pkg" >"$log" 2>&1; then
+	counts=$(mktemp -d)
+	if RATED_FUZZ_COUNT=$counts nice -n 10 go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "./$pkg" >"$log" 2>&1; then
 		result=ok
 	else
 		result=FAIL
 		status=1
 	fi
-	execs=$(grep -o 'execs: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
-	echo "$pkg $target $result ${execs:-0} execs in $FUZZTIME"
+	execs=$(for f in "$counts"/"$target"-*; do [ -f "$f" ] && cat "$f" && echo; done | awk '{s += $1} END {print s + 0}')
+	echo "$pkg $target $result $execs execs in $FUZZTIME"
 	[ "$result" = FAIL ] && sed 's/^/    /' "$log" | tail -25
-	rm -f "$log"
+	rm -rf "$log" "$counts"
 done <<<"$targets"
 exit $status

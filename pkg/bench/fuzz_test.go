@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/fstest"
 	"unicode/utf8"
+
+	"github.com/rated-dev/rated/internal/fuzzcount"
 )
 
 // FuzzReadBEIR feeds corpus.jsonl, queries.jsonl and qrels/test.tsv (seeds: excerpts of the
@@ -15,6 +17,7 @@ import (
 func FuzzReadBEIR(f *testing.F) {
 	f.Add([]byte(`{"_id":"t1","title":"a","text":"x"}`+"\n"), []byte(`{"_id":"q1","text":"find a"}`+"\n"), []byte("q1\tt1\t1\n"))
 	f.Fuzz(func(t *testing.T, corpus, queries, qrels []byte) {
+		fuzzcount.Tick("FuzzReadBEIR")
 		b, err := Read(fstest.MapFS{"corpus.jsonl": {Data: corpus}, "queries.jsonl": {Data: queries}, "qrels/test.tsv": {Data: qrels}})
 		if err != nil {
 			if !strings.Contains(err.Error(), ".jsonl") && !strings.Contains(err.Error(), ".tsv") {

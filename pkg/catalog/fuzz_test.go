@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/rated-dev/rated/internal/fuzzcount"
 )
 
 // FuzzDecodeJSONL (seeds: the default benchmark's catalog and the synth fixture,
@@ -13,6 +15,7 @@ import (
 func FuzzDecodeJSONL(f *testing.F) {
 	f.Add([]byte(`{"id":"n8n/slack/send","name":"send","platform":"n8n"}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzcount.Tick("FuzzDecodeJSONL")
 		tools, err := DecodeJSONL(bytes.NewReader(data), "c.jsonl")
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "c.jsonl:") {

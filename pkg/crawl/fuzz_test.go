@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/rated-dev/rated/pkg/catalog"
+
+	"github.com/rated-dev/rated/internal/fuzzcount"
 )
 
 // FuzzParsePython: any input either parses or returns an error; it never panics or hangs.
@@ -23,6 +25,7 @@ func FuzzParsePython(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
+		fuzzcount.Tick("FuzzParsePython")
 		m, err := parsePython("f.py", "pkg.f", false, src)
 		if err == nil && m == nil {
 			t.Fatal("nil module without error")
@@ -44,6 +47,7 @@ func FuzzCrawlN8n(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, nodes, creds []byte) {
+		fuzzcount.Tick("FuzzCrawlN8n")
 		tr := &Tree{Label: "src", Files: map[string][]byte{"package/dist/types/nodes.json": nodes, "package/dist/types/credentials.json": creds,
 			"package/package.json": []byte(`{"name":"n8n-nodes-test","version":"1.0.0"}`)}}
 		res, err := CrawlN8n([]*Tree{tr})
@@ -75,6 +79,7 @@ func checkTools(t *testing.T, tools []catalog.Tool) {
 // testdata/fuzz/FuzzJSEndpoints): every endpoint found is an http(s) URL.
 func FuzzJSEndpoints(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src []byte) {
+		fuzzcount.Tick("FuzzJSEndpoints")
 		for _, ep := range jsEndpoints(src) {
 			if !strings.HasPrefix(ep.URL, "https://") && !strings.HasPrefix(ep.URL, "http://") {
 				t.Fatalf("endpoint %q", ep.URL)
@@ -125,6 +130,7 @@ func FuzzLoadTreeZip(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzcount.Tick("FuzzLoadTreeZip")
 		tr, err := loadTreeBytes(data, ".whl", fuzzLimits)
 		if err == nil {
 			checkTree(t, tr)
@@ -136,6 +142,7 @@ func FuzzLoadTreeZip(f *testing.F) {
 // testdata/fuzz/FuzzLoadTreeTar); the same bytes are also read as a plain .tar.
 func FuzzLoadTreeTar(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzcount.Tick("FuzzLoadTreeTar")
 		for _, ext := range []string{".tgz", ".tar"} {
 			tr, err := loadTreeBytes(data, ext, fuzzLimits)
 			if err == nil {
@@ -150,6 +157,7 @@ func FuzzLoadTreeTar(f *testing.F) {
 // blobs, and the blobs split out are sub-slices of the output, never a panic.
 func FuzzGitListing(f *testing.F) {
 	f.Fuzz(func(t *testing.T, ls, cat []byte) {
+		fuzzcount.Tick("FuzzGitListing")
 		entries := parseLsTree(ls)
 		for _, e := range entries {
 			if e.path == "" && e.oid == "" {
@@ -175,6 +183,7 @@ func FuzzGitListing(f *testing.F) {
 // platforms whose names and versions are safe to hand to npm and pip.
 func FuzzParseSources(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzcount.Tick("FuzzParseSources")
 		cfg, err := ParseSources("s.yaml", data)
 		if err != nil {
 			if !strings.Contains(err.Error(), "s.yaml") {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rated-dev/rated/internal/fuzzcount"
 )
 
 // FuzzLoadConfig feeds rated.yaml (seeds: the installed model folders' files and a dual-tower
@@ -14,6 +16,7 @@ import (
 func FuzzLoadConfig(f *testing.F) {
 	f.Add([]byte(goodYAML))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzcount.Tick("FuzzLoadConfig")
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, ConfigFile), data, 0o644); err != nil {
 			t.Fatal(err)
@@ -47,6 +50,7 @@ func FuzzLoadConfig(f *testing.F) {
 // file then loads the same entries again.
 func FuzzEmbeddingCache(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzcount.Tick("FuzzEmbeddingCache")
 		path := filepath.Join(t.TempDir(), "doc.bin")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)

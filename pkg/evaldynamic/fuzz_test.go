@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/spf13/viper"
+
+	"github.com/rated-dev/rated/internal/fuzzcount"
 )
 
 // FuzzLoadConfig feeds a --config file merged over configs/paper.yaml (seeds: configs/paper.yaml
@@ -16,6 +18,7 @@ import (
 func FuzzLoadConfig(f *testing.F) {
 	f.Add([]byte(small))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzcount.Tick("FuzzLoadConfig")
 		p := filepath.Join(t.TempDir(), "c.yaml")
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)

@@ -3,6 +3,8 @@ package reproduce
 import (
 	"strings"
 	"testing"
+
+	"github.com/rated-dev/rated/internal/fuzzcount"
 )
 
 // FuzzParseExpected feeds an expected-values file (seed: pkg/reproduce/expected/default.json,
@@ -10,6 +12,7 @@ import (
 // tolerances.
 func FuzzParseExpected(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzcount.Tick("FuzzParseExpected")
 		e, err := parseExpected(data, "exp.json")
 		if err != nil {
 			if !strings.Contains(err.Error(), "exp.json") {

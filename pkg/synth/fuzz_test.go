@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rated-dev/rated/internal/fuzzcount"
 )
 
 // FuzzParseQueries feeds model answers (seeds: numbered lists built from the queries Gemma 3
@@ -15,6 +17,7 @@ func FuzzParseQueries(f *testing.F) {
 	f.Add("1. find me a flight to Paris\n2. book a table for two\n")
 	f.Add(`["a json list of queries", "second one"]`)
 	f.Fuzz(func(t *testing.T, text string) {
+		fuzzcount.Tick("FuzzParseQueries")
 		for _, q := range ParseQueries(text) {
 			if q == "" || q != strings.TrimSpace(q) || strings.ContainsAny(q, "\n\r") {
 				t.Fatalf("query %q from %q", q, text)
@@ -27,6 +30,7 @@ func FuzzParseQueries(f *testing.F) {
 // testdata/fuzz/FuzzParseScore): a score is a finite number in [0, 1], or an error.
 func FuzzParseScore(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
+		fuzzcount.Tick("FuzzParseScore")
 		s, err := ParseScore(text)
 		if err == nil && !(s >= 0 && s <= 1) {
 			t.Fatalf("score %v from %q", s, text)
@@ -40,6 +44,7 @@ func FuzzParseScore(f *testing.F) {
 // records, and an appended record reads back.
 func FuzzOpenJournal(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzcount.Tick("FuzzOpenJournal")
 		path := filepath.Join(t.TempDir(), "syn.jsonl")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
@@ -80,6 +85,7 @@ func FuzzOpenJournal(f *testing.F) {
 // or counts that add up, an agreement rate in [0, 1] and a finite kappa.
 func FuzzReadAuditAgreement(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzcount.Tick("FuzzReadAuditAgreement")
 		path := filepath.Join(t.TempDir(), "audit.csv")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
@@ -108,6 +114,7 @@ func FuzzReadAuditAgreement(f *testing.F) {
 // naming the line, or queries with distinct, non-empty ids and text.
 func FuzzParseRealQueries(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzcount.Tick("FuzzParseRealQueries")
 		qs, err := ParseRealQueries("q.jsonl", data)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "q.jsonl") {
@@ -129,6 +136,7 @@ func FuzzParseRealQueries(f *testing.F) {
 // any input is an error naming the file, or a configuration whose client settings are usable.
 func FuzzLoadLLMConfig(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzcount.Tick("FuzzLoadLLMConfig")
 		path := filepath.Join(t.TempDir(), "llm.yaml")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/rated-dev/rated/pkg/bench"
+
+	"github.com/rated-dev/rated/internal/fuzzcount"
 )
 
 // FuzzReadNegatives feeds negatives.jsonl (seed: the Syn fixture's first records,
@@ -19,6 +21,7 @@ func FuzzReadNegatives(f *testing.F) {
 		docs[id] = bench.Doc{ID: id}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzcount.Tick("FuzzReadNegatives")
 		path := filepath.Join(t.TempDir(), "negatives.jsonl")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
@@ -47,6 +50,7 @@ func FuzzReadNegatives(f *testing.F) {
 // whose shapes can size a step.
 func FuzzLoadArtifacts(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzcount.Tick("FuzzLoadArtifacts")
 		dir := t.TempDir()
 		for _, name := range []string{"training_model.onnx", "eval_model.onnx", "optimizer_model.onnx", "checkpoint"} {
 			os.WriteFile(filepath.Join(dir, name), nil, 0o644)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rated-dev/rated/internal/fuzzcount"
 )
 
 // FuzzLoad feeds tokenizer.json files (seeds: the installed bge-small and MiniLM tokenizers
@@ -21,6 +23,7 @@ func FuzzLoad(f *testing.F) {
 	}
 	texts := []string{"", "Send an email to my team", "東京 Café \xff", strings.Repeat("unaffable ", 40)}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzcount.Tick("FuzzLoad")
 		tk, err := parse("fuzz/tokenizer.json", data)
 		if err != nil {
 			if !strings.Contains(err.Error(), "fuzz/tokenizer.json") {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rated-dev/rated/internal/fuzzcount"
 )
 
 // tinyVocab is a hand-made BERT-style vocabulary; the expected ids below are worked out by hand
@@ -271,6 +273,7 @@ func FuzzEncode(f *testing.F) {
 		tokenizers = append(tokenizers, tk)
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
+		fuzzcount.Tick("FuzzEncode")
 		for _, tk := range tokenizers {
 			for _, enc := range []Encoding{tk.Encode(a), tk.EncodePair(a, b)} {
 				n := len(enc.IDs)
