@@ -59,6 +59,14 @@ func leftovers(t *testing.T, dir string) []string {
 	return out
 }
 
+// dynamicBench is the small benchmark with a dev split too (the calibration split of the
+// oracle rows of configs/paper.yaml).
+func dynamicBench(t *testing.T) string {
+	files := goodBenchFiles()
+	files["qrels/dev.tsv"] = "q4\tmail\t1\nq1\tslack\t1\n"
+	return writeBench(t, files)
+}
+
 // signalWriter closes first at its first write: the moment a run has started.
 type signalWriter struct {
 	once  sync.Once
@@ -79,7 +87,7 @@ func (w *signalWriter) Write(p []byte) (int, error) {
 // whole (its table2.json and config.yaml agree), never a mix of both runs' files.
 func TestConcurrentEvalDynamicRefused(t *testing.T) {
 	t.Setenv("RATED_ASSETS", t.TempDir())
-	bench := writeBench(t, goodBenchFiles())
+	bench := dynamicBench(t)
 	cfgA := filepath.Join(t.TempDir(), "a.yaml")
 	cfgB := filepath.Join(t.TempDir(), "b.yaml")
 	const proto = "dynamic: {steps: %d, summary_from: 1000, summary_to: 2500, as_window: 100, seeds: [1, 2], split: test, curve_stride: 50}\n" +
@@ -225,22 +233,27 @@ func TestKillNineLeavesAWholeSet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts subprocesses")
 	}
-	bench := writeBench(t, goodBenchFiles())
+	bench := dynamicBench(t)
 	cfg := filepath.Join(t.TempDir(), "c.yaml")
 	os.WriteFile(cfg, []byte("dynamic: {steps: 3000, summary_from: 1000, summary_to: 2500, as_window: 100, seeds: [1], split: test, curve_stride: 50}\n"+
 		"scenarios:\n  - {name: s, failure_rate: 0.2, theta: 0.9, events: [{kind: persistent, start: 1000, select: {by: frequency, fraction: 0.2}}]}\n"), 0o644)
 	out := filepath.Join(t.TempDir(), "D")
+	assets := t.TempDir() // one home: config.yaml records it
 	child := func() *exec.Cmd {
 		c := exec.Command(os.Args[0], "-test.run=^TestRatedHelperProcess$", "-test.count=1")
 		c.Env = append(os.Environ(), "RATED_HELPER_ARGS="+strings.Join([]string{"eval", "dynamic", "--bench", bench, "--config", cfg, "--out", out, "--retriever", "bm25"}, "\x1f"),
-			"RATED_ASSETS="+t.TempDir())
+			"RATED_ASSETS="+assets)
 		return c
 	}
+	began := time.Now()
 	if out, err := child().CombinedOutput(); err != nil {
 		t.Fatalf("first run: %v\n%s", err, out)
 	}
+	took := time.Since(began)
 	whole := treeDigest(t, out)
-	for _, delay := range []time.Duration{5 * time.Millisecond, 50 * time.Millisecond, 150 * time.Millisecond, 300 * time.Millisecond, 600 * time.Millisecond} {
+	// Kills spread over a run's length, the last ones while its outputs are written.
+	for _, share := range []float64{0.05, 0.3, 0.6, 0.8, 0.9, 0.95, 0.99} {
+		delay := time.Duration(share * float64(took))
 		c := child()
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
