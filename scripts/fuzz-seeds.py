@@ -9,6 +9,7 @@ Run from the repository root: python3 scripts/fuzz-seeds.py. docs/INPUTS.md list
 Go's corpus format: a "go test fuzz v1" line, then one Go literal per argument.
 """
 
+import gzip
 import io
 import json
 import os
@@ -132,9 +133,12 @@ def crawl_seeds():
                 z.write(p, os.path.relpath(p, base))
     write("pkg/crawl", "FuzzLoadTreeZip", "llamaindex-wheel", buf.getvalue())
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
-        tf.add(os.path.join(ROOT, "pkg/crawl/testdata/n8n/package"), arcname="package")
-    write("pkg/crawl", "FuzzLoadTreeTar", "n8n-tgz", buf.getvalue())
+    def fixed(ti):  # no time stamps or owners: the seed is the same on every run
+        ti.mtime, ti.uid, ti.gid, ti.uname, ti.gname = 0, 0, 0, "", ""
+        return ti
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        tf.add(os.path.join(ROOT, "pkg/crawl/testdata/n8n/package"), arcname="package", filter=fixed)
+    write("pkg/crawl", "FuzzLoadTreeTar", "n8n-tgz", gzip.compress(buf.getvalue(), compresslevel=9, mtime=0))
     # git ls-tree -r -l -z and git cat-file --batch output of a two-file tree.
     ls = (b"100644 blob 8f1e2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b      12\tpkg/tools/weather.py\x00"
           b"120000 blob 1111111111111111111111111111111111111111       9\tpkg/link.py\x00"
@@ -146,8 +150,9 @@ def crawl_seeds():
 
 
 def dynamic_seeds():
-    for f in ("paper.yaml", "extended.yaml"):
-        write("pkg/evaldynamic", "FuzzLoadConfig", f, read("configs", f))
+    for f in sorted(os.listdir(os.path.join(ROOT, "configs"))):
+        if f.endswith(".yaml") and f not in ("llm.yaml", "sources.yaml"):
+            write("pkg/evaldynamic", "FuzzLoadConfig", f, read("configs", f))
 
 
 def synth_seeds():
