@@ -96,7 +96,7 @@ func countingLLM(t *testing.T) (string, *atomic.Int64) {
 		n.Add(1)
 		resp, err := http.Post(target+r.URL.Path, "application/json", r.Body)
 		if err != nil {
-			http.Error(w, err.Error(), 502)
+			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
 		defer resp.Body.Close()
@@ -172,7 +172,7 @@ func TestBuildBenchDigestOfAnotherEndpoint(t *testing.T) {
 			}
 			resp, err := http.Post(target+r.URL.Path, "application/json", r.Body)
 			if err != nil {
-				http.Error(w, err.Error(), 502)
+				http.Error(w, err.Error(), http.StatusBadGateway)
 				return
 			}
 			defer resp.Body.Close()
