@@ -147,6 +147,9 @@ def crawl_seeds():
     cat = (b"8f1e2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b blob 12\nx = 'hello'\n\n"
            b"3333333333333333333333333333333333333333 missing\n")
     write("pkg/crawl", "FuzzGitListing", "two-blobs", ls, cat)
+    # Sizes that used to panic catFileBlobs (TestCatFileSizeOutOfRange).
+    write("pkg/crawl", "FuzzGitListing", "negative-size", b"100644 blob abc      -5\tpkg/a.py\x00", b"abc blob -5\nxx\n")
+    write("pkg/crawl", "FuzzGitListing", "overflowing-size", b"100644 blob abc       1\tpkg/a.py\x00", b"abc blob 9223372036854775807\nxx\n")
 
 
 def dynamic_seeds():

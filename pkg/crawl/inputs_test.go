@@ -21,7 +21,7 @@ import (
 
 // writeRawZip writes a zip of n members named pkg/mNN.py, each holding data, compressing data
 // once and reusing the stream (fast even for a large bomb).
-func writeRawZip(t *testing.T, path string, n int, data []byte) {
+func writeRawZip(t testing.TB, path string, n int, data []byte) {
 	t.Helper()
 	var comp bytes.Buffer
 	fw, _ := flate.NewWriter(&comp, flate.BestCompression)
@@ -245,5 +245,20 @@ func TestSourcesTypoIsRefused(t *testing.T) {
 		if _, err := ParseSources("s.yaml", []byte(body)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want it to name %s", body, err, want)
 		}
+	}
+}
+
+// TestCatFileSizeOutOfRange: a negative or overflowing size in git cat-file output is an error
+// (it used to panic slicing the output). FuzzGitListing did not reach it in 60 s; it was found
+// by reading catFileBlobs, and the inputs are now seeds of the target too.
+func TestCatFileSizeOutOfRange(t *testing.T) {
+	for _, out := range []string{"abc blob -5\nxx\n", "abc blob 9223372036854775807\nxx\n", "abc blob 3\nxx"} {
+		if _, err := catFileBlobs([]byte(out), 1); err == nil {
+			t.Errorf("%q: no error", out)
+		}
+	}
+	blobs, err := catFileBlobs([]byte("abc blob 2\nxx\ndef missing\n"), 2)
+	if err != nil || string(blobs[0]) != "xx" || blobs[1] != nil {
+		t.Fatalf("%q, %v", blobs, err)
 	}
 }

@@ -470,8 +470,12 @@ func parseLsTree(list []byte) []lsTreeEntry {
 		if len(f) != 4 || f[1] != "blob" || f[0] == "120000" {
 			continue
 		}
+		// The size is "BAD" (or "-") when the object is missing from the store: cat-file then
+		// says so, and the file is skipped with a warning.
 		var size int64
-		fmt.Sscan(f[3], &size)
+		if _, err := fmt.Sscan(f[3], &size); err != nil || size < 0 {
+			size = 0
+		}
 		out = append(out, lsTreeEntry{path: p, oid: f[2], size: size})
 	}
 	return out
@@ -495,8 +499,10 @@ func catFileBlobs(out []byte, n int) ([][]byte, error) {
 		if len(f) != 3 {
 			return nil, fmt.Errorf("unexpected git cat-file header %q", header)
 		}
-		fmt.Sscan(f[2], &size)
-		if int64(len(rest)) < size+1 {
+		if _, err := fmt.Sscan(f[2], &size); err != nil || size < 0 {
+			return nil, fmt.Errorf("unexpected git cat-file header %q", header)
+		}
+		if int64(len(rest)) <= size { // compared without size+1, which could overflow
 			return nil, fmt.Errorf("git cat-file output truncated at object %d", i+1)
 		}
 		blobs[i] = rest[:size:size]
