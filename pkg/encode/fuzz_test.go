@@ -99,3 +99,25 @@ func TestCorruptCacheIsRefused(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// FuzzPositionLimit feeds ONNX bytes to the reader of the position-embedding table (seeds: the
+// hand-built models of TestPositionLimit and the identity model): a limit is never negative, and
+// a model it reads is one the graph reader reads too.
+func FuzzPositionLimit(f *testing.F) {
+	tensor := func(name string, dims ...uint64) []byte {
+		var b []byte
+		for _, d := range dims {
+			b = append(b, pbInt(1, d)...)
+		}
+		return pbCat(b, pbInt(2, 1), pbBytes(8, []byte(name)))
+	}
+	f.Add(pbCat(pbInt(1, 8), pbBytes(7, pbBytes(5, tensor("embeddings.position_embeddings.weight", 512, 8)))))
+	f.Add(identityModel("input_ids", "out", 1))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzcount.Tick("FuzzPositionLimit")
+		n, err := positionLimit(data)
+		if err == nil && n < 0 {
+			t.Fatalf("limit %d", n)
+		}
+	})
+}
