@@ -192,3 +192,23 @@ func TestBuildBenchDigestOfAnotherEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildBenchKeepsAuditJournals: build-bench audit-syn journals its judge under <out>/audit/;
+// a later build-bench into the same --out keeps them (they are resume state, not foreign files).
+func TestBuildBenchKeepsAuditJournals(t *testing.T) {
+	url, _ := countingLLM(t)
+	cfg := llmYAML(t, url, "")
+	out := filepath.Join(t.TempDir(), "out")
+	if _, stderr, err := runRated(synArgs(cfg, out)...); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	judge := filepath.Join(out, "audit", "judge-fake.jsonl")
+	os.MkdirAll(filepath.Dir(judge), 0o755)
+	os.WriteFile(judge, []byte(`{"key":"real/q/t","ok":true,"score":0.9,"attempts":1,"seed":1,"elapsed_ms":1}`+"\n"), 0o644)
+	if _, stderr, err := runRated(synArgs(cfg, out, "--seed", "5")...); err != nil {
+		t.Fatalf("rerun with audit/ in --out: %v\n%s", err, stderr)
+	}
+	if got := mustRead(t, judge); !strings.Contains(got, `"real/q/t"`) {
+		t.Fatalf("judge journal after the rerun: %q", got)
+	}
+}

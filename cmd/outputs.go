@@ -23,10 +23,11 @@ func reproduceOutput() outdir.Options {
 	return outdir.Options{Command: "reproduce", Owns: []string{"table1", "table1-*", "table2", "table3"}}
 }
 
-// buildBenchOutput keeps journal/ (every finished LLM request: the resume state).
+// buildBenchOutput keeps journal/ (every finished LLM request: the resume state) and audit/ (the
+// judge journals `build-bench audit-syn` writes into the same folder).
 func buildBenchOutput() outdir.Options {
 	return outdir.Options{Command: "build-bench", Owns: []string{"syn", "real", "stats.json", "DATASHEET.md", "retrieval.json"},
-		Keep: []string{"journal"}}
+		Keep: []string{"journal", "audit"}}
 }
 
 // buildBenchRetrievalOutput is `build-bench --retrieval-only`: it writes retrieval.json alone and
@@ -34,7 +35,7 @@ func buildBenchOutput() outdir.Options {
 func buildBenchRetrievalOutput() outdir.Options {
 	o := buildBenchOutput()
 	o.Command = "build-bench --retrieval-only"
-	o.Keep = []string{"journal", "syn", "real", "stats.json", "DATASHEET.md"}
+	o.Keep = []string{"journal", "audit", "syn", "real", "stats.json", "DATASHEET.md"}
 	return o
 }
 
