@@ -62,6 +62,8 @@ var parts = []Part{
 	{Name: "training", Summary: "ONNX Runtime with the training API, the artifact-builder venv and the tests' training artifacts (CUDA build too with RATED_GPU=1)",
 		Steps: []string{"50-training.sh", "55-training-gpu.sh"}, Paths: []string{"lib/training", "lib/training-gpu", "train-venv", "train", "cache/training", "cache/training-gpu"},
 		Markers: []string{"lib/training/libonnxruntime.so", "train-venv/bin/python"}, Needs: [][]string{{"curl", "unzip", "python3"}}, LinuxAMD64: true},
+	{Name: "redis", Summary: "redis-server (Debian package, Redis 7) for the shared-state tests and benchmarks of rated serve replicas",
+		Steps: []string{"60-redis.sh"}, Paths: []string{"redis"}, Markers: []string{"redis/redis-server.txt"}, Needs: [][]string{{"redis-server"}, {"apt-get"}}},
 }
 
 // Parts returns every part in installation order.
