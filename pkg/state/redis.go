@@ -258,7 +258,8 @@ func (r *Redis) AppendBatches(ctx context.Context, batches []Batch) (uint64, []C
 const redisPage = 1024
 
 // Records implements Store: the stream is read a page at a time, so a long log is never held
-// whole in memory, and records appended during the walk are included.
+// whole in memory, and records appended during the walk are included. Asked for records after a
+// sequence number that a snapshot covers when none are left, it returns ErrTrimmed.
 func (r *Redis) Records(ctx context.Context, after uint64, fn func(seq uint64, rec []byte) error) error {
 	if r.closed.Load() {
 		return ErrClosed
@@ -271,6 +272,16 @@ func (r *Redis) Records(ctx context.Context, after uint64, fn func(seq uint64, r
 		msgs, err := r.client.XRangeN(ctx, r.key("log"), start, "+", redisPage).Result()
 		if err != nil {
 			return r.classify("read", err)
+		}
+		if len(msgs) == 0 && start == strconv.FormatUint(after+1, 10)+"-0" {
+			// Nothing after `after`: either nothing new, or a snapshot beyond it trimmed everything.
+			snap, err := r.client.HGet(ctx, r.key("snap"), "seq").Uint64()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return r.classify("read", err)
+			}
+			if snap > after {
+				return fmt.Errorf("%w: redis state %s: asked for the records after %d, the snapshot covers up to %d", ErrTrimmed, r.Where(), after, snap)
+			}
 		}
 		var seq uint64
 		for _, m := range msgs {

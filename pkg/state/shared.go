@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -14,7 +15,8 @@ import (
 // SaveSnapshot on a shared store ignores a snapshot older than the stored one (a replica that
 // lags behind another one's snapshot must not replace it), and a replica that finds records
 // missing after the sequence number it applied (they were covered by another replica's snapshot
-// and dropped) reloads from the snapshot.
+// and dropped; Records says so with ErrTrimmed, or the next record it passes is not the next
+// number) reloads from the snapshot.
 type Shared interface {
 	Store
 	// AppendBatches appends, in one atomic step, the records of every batch whose claims are
@@ -29,6 +31,10 @@ type Shared interface {
 	// GetBlob returns the value stored under key; ok is false when there is none (or it expired).
 	GetBlob(ctx context.Context, key string) (data []byte, ok bool, err error)
 }
+
+// ErrTrimmed is returned by a shared store's Records when the records after the given sequence
+// number were dropped under a snapshot (another replica's): the reader must reload the snapshot.
+var ErrTrimmed = errors.New("records were dropped under a newer snapshot")
 
 // Batch is one group of records appended whole or not at all, under its claims.
 type Batch struct {
