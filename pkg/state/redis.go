@@ -149,6 +149,11 @@ func (r *Redis) classify(what string, err error) error {
 	if strings.HasPrefix(err.Error(), "OOM ") {
 		return fmt.Errorf("%w: %s redis state %s: %w", ErrFull, what, r.Where(), err)
 	}
+	var reply redis.Error
+	if !errors.As(err, &reply) || strings.HasPrefix(err.Error(), "LOADING ") || strings.HasPrefix(err.Error(), "MASTERDOWN ") {
+		// Not an answer of the server (refused, reset, timed out) or a server not ready yet.
+		return fmt.Errorf("%w: %s redis state %s: %w", ErrUnavailable, what, r.Where(), err)
+	}
 	return fmt.Errorf("%s redis state %s: %w", what, r.Where(), err)
 }
 

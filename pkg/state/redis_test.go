@@ -2,6 +2,7 @@ package state_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -58,8 +59,8 @@ func TestRedisSurvivesACrash(t *testing.T) {
 		t.Fatalf("durability %q %v", desc, safe)
 	}
 	srv.Kill()
-	if _, err := r.Append(context.Background(), [][]byte{[]byte("lost")}); err == nil {
-		t.Fatal("append to a dead server succeeded")
+	if _, err := r.Append(context.Background(), [][]byte{[]byte("lost")}); !errors.Is(err, state.ErrUnavailable) {
+		t.Fatalf("append to a dead server: %v, want ErrUnavailable", err)
 	}
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
