@@ -87,32 +87,12 @@ func BenchmarkReportDurable(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer r.Close()
-	type pair struct{ decision, tool string }
-	var pairs []pair
-	for i := 0; len(pairs) < b.N; i++ {
-		q := bench.Queries[i%len(bench.Queries)].Text
-		sel, err := r.Select(context.Background(), q, router.SelectOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, t := range sel.Tools {
-			pairs = append(pairs, pair{sel.DecisionID, t.ID})
-		}
-	}
-	var next atomic.Int64
-	b.SetParallelism(128) // 128 × GOMAXPROCS goroutines: many agents reporting at once
+	pairs := reportLoad(b, r, b.N)
 	commits.Store(0)
 	records.Store(0)
 	commitTime.Store(0)
 	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			p := pairs[next.Add(1)-1]
-			if _, err := r.Report(context.Background(), p.decision, p.tool, router.Outcome{Executed: true}, time.Millisecond); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	reportParallel(b, r, pairs)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "reports/s")
 	if c := commits.Load(); c > 0 {
 		b.ReportMetric(float64(records.Load())/float64(c), "records/commit")

@@ -43,15 +43,11 @@ func newCommitter(r *Router) *committer {
 	return &committer{r: r, seq: r.loadedSeq, queue: make(chan *op, r.cfg.MaxQueue), quit: make(chan struct{}), finished: make(chan struct{})}
 }
 
-// submit queues recs and waits until they are durable and applied. If ctx ends first they may
+// submitClaimed queues recs and waits until they are durable and applied. If ctx ends first they may
 // still be committed later.
-func (c *committer) submit(ctx context.Context, apply func(), recs ...[]byte) (uint64, error) {
-	_, err := c.submitClaimed(ctx, apply, nil, recs...)
-	return 0, err
-}
-
-// submitClaimed is submit with claims (state.Claim): on a shared store the records are appended
-// and applied only when the returned status is state.Appended.
+//
+// claims (state.Claim) make the records conditional on a shared store: they are appended and
+// applied only when the returned status is state.Appended.
 func (c *committer) submitClaimed(ctx context.Context, apply func(), claims []state.Claim, recs ...[]byte) (state.ClaimStatus, error) {
 	o := &op{recs: recs, apply: apply, claims: claims, done: make(chan error, 1)}
 	select {
