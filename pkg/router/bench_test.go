@@ -3,9 +3,7 @@ package router_test
 import (
 	"context"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/rated-dev/rated/internal/testassets"
 	"github.com/rated-dev/rated/pkg/defaultbench"
@@ -65,37 +63,5 @@ func BenchmarkSelect(b *testing.B) {
 // each acknowledged only once on disk (bbolt, group commit), on the default catalog with
 // d = 384 contexts (a report record holds the decision's context and candidates).
 func BenchmarkReportDurable(b *testing.B) {
-	bench, err := defaultbench.Load()
-	if err != nil {
-		b.Fatal(err)
-	}
-	front, _ := router.NewLexicalFrontend(384)
-	cal, _, err := router.FitCalibration(front, bench, "dev", 10)
-	if err != nil {
-		b.Fatal(err)
-	}
-	store := openBolt(b, b.TempDir())
-	var commits, records atomic.Int64
-	var commitTime atomic.Int64
-	hooks := router.Hooks{Commit: func(n int, took time.Duration, err error) {
-		commits.Add(1)
-		records.Add(int64(n))
-		commitTime.Add(int64(took))
-	}}
-	r, err := router.New(context.Background(), router.Config{Frontend: front, Tools: bench.Tools, Calibrator: cal, Store: store, Hooks: hooks})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer r.Close()
-	pairs := reportLoad(b, r, b.N)
-	commits.Store(0)
-	records.Store(0)
-	commitTime.Store(0)
-	b.ResetTimer()
-	reportParallel(b, r, pairs)
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "reports/s")
-	if c := commits.Load(); c > 0 {
-		b.ReportMetric(float64(records.Load())/float64(c), "records/commit")
-		b.ReportMetric(float64(commitTime.Load())/float64(c)/1e6, "ms/commit")
-	}
+	benchReports(b, openBolt(b, b.TempDir()), 0)
 }

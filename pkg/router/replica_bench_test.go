@@ -51,6 +51,16 @@ func reportParallel(b *testing.B, r *router.Router, pairs [][2]string) {
 // The bbolt figure of BenchmarkReportDurable in the same run is the reference.
 func BenchmarkReportShared(b *testing.B) {
 	srv := redistest.Start(b)
+	st, err := state.OpenRedis(context.Background(), srv.URL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchReports(b, st, time.Second)
+}
+
+// benchReports times b.N reports from 256 goroutines on a router over store, with the default
+// catalog and d = 384 contexts, and reports the batches the single writer committed.
+func benchReports(b *testing.B, store state.Store, stepEvery time.Duration) {
 	tools, _, cal := load(b)
 	front, _ := router.NewLexicalFrontend(384)
 	var commits, records, commitTime atomic.Int64
@@ -59,11 +69,7 @@ func BenchmarkReportShared(b *testing.B) {
 		records.Add(int64(n))
 		commitTime.Add(int64(took))
 	}}
-	st, err := state.OpenRedis(context.Background(), srv.URL())
-	if err != nil {
-		b.Fatal(err)
-	}
-	r, err := router.New(context.Background(), router.Config{Frontend: front, Tools: tools, Calibrator: cal, Store: st, Hooks: hooks, StepEvery: time.Second})
+	r, err := router.New(context.Background(), router.Config{Frontend: front, Tools: tools, Calibrator: cal, Store: store, Hooks: hooks, StepEvery: stepEvery})
 	if err != nil {
 		b.Fatal(err)
 	}
