@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -354,14 +355,75 @@ func encodeDecision(d *decision) []byte {
 	return w.Bytes()
 }
 
-// shareDecision stores d for DecisionTTL so any replica accepts its reports. A failure leaves
-// the decision reportable on this replica only; it is counted in Info.UnsharedDecisions.
-func (r *Router) shareDecision(ctx context.Context, id string, blob []byte) {
-	if err := r.shared.PutBlob(ctx, decisionBlobKey(id), blob, r.cfg.DecisionTTL); err != nil {
-		r.unshared.Add(1)
-		r.commits.noteErr(fmt.Errorf("sharing decision %s: %w", id, err))
-	}
+// sharer writes the replica's decisions to the shared store in the background, every decision
+// waiting in one round trip: a selection does not wait for Redis (with appendfsync always, each
+// write waits for an fsync). A report that reaches another replica before its decision is
+// written waits for it (sharedDecision).
+type sharer struct {
+	mu     sync.RWMutex // a selection in flight never sends on the closed queue
+	closed bool
+	queue  chan state.Blob
+	done   chan struct{}
 }
+
+func (r *Router) startSharing() {
+	r.sharing = &sharer{queue: make(chan state.Blob, r.cfg.MaxPending), done: make(chan struct{})}
+	go func() {
+		defer close(r.sharing.done)
+		batch := make([]state.Blob, 0, 1024)
+		for b := range r.sharing.queue {
+			batch = append(batch[:0], b)
+		fill:
+			for len(batch) < cap(batch) {
+				select {
+				case b, ok := <-r.sharing.queue:
+					if !ok {
+						break fill
+					}
+					batch = append(batch, b)
+				default:
+					break fill
+				}
+			}
+			if err := r.shared.PutBlobs(context.Background(), batch, r.cfg.DecisionTTL); err != nil {
+				r.unshared.Add(uint64(len(batch)))
+				r.commits.noteErr(fmt.Errorf("sharing %d decisions: %w", len(batch), err))
+			}
+		}
+	}()
+}
+
+// shareDecision queues d's blob for the other replicas; a full queue leaves the decision
+// reportable on this replica only (counted in Info.UnsharedDecisions).
+func (r *Router) shareDecision(id string, blob []byte) {
+	r.sharing.mu.RLock()
+	defer r.sharing.mu.RUnlock()
+	if !r.sharing.closed {
+		select {
+		case r.sharing.queue <- state.Blob{Key: decisionBlobKey(id), Data: blob}:
+			return
+		default:
+		}
+	}
+	r.unshared.Add(1)
+}
+
+// stopSharing writes the decisions still queued and ends the sharer.
+func (r *Router) stopSharing() {
+	if r.sharing == nil {
+		return
+	}
+	r.sharing.mu.Lock()
+	if !r.sharing.closed {
+		r.sharing.closed = true
+		close(r.sharing.queue)
+	}
+	r.sharing.mu.Unlock()
+	<-r.sharing.done
+}
+
+// sharedWait bounds how long a report waits for its decision to reach the shared store.
+var sharedWait = []time.Duration{2 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond}
 
 // sharedDecision finds a decision another replica made and makes it pending here.
 func (r *Router) sharedDecision(ctx context.Context, id string) (*decision, error) {
@@ -369,6 +431,17 @@ func (r *Router) sharedDecision(ctx context.Context, id string) (*decision, erro
 		return nil, fmt.Errorf("%w: %s", ErrUnknownDecision, id)
 	}
 	blob, ok, err := r.shared.GetBlob(ctx, decisionBlobKey(id))
+	for _, wait := range sharedWait { // its replica may not have written it yet
+		if ok || err != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		blob, ok, err = r.shared.GetBlob(ctx, decisionBlobKey(id))
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -125,6 +125,7 @@ type Router struct {
 
 	nextID    atomic.Uint64
 	unshared  atomic.Uint64 // decisions a shared store did not take (replica.go)
+	sharing   *sharer       // writes decisions to a shared store (replica.go)
 	loadedSeq uint64        // last record applied by load
 	commits   *committer
 	closed    atomic.Bool
@@ -325,11 +326,13 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 	}
 	r.commits = newCommitter(r)
 	if shared != nil {
+		r.startSharing()
 		r.commits.ticker = time.NewTicker(cfg.FollowEvery)
 		r.commits.followStart.Store(loadStart.UnixNano()) // load read the whole log
 	}
 	go r.commits.run()
 	fail := func(err error) (*Router, error) {
+		r.stopSharing()
 		r.commits.stop()
 		return nil, err
 	}
@@ -467,7 +470,7 @@ func (r *Router) Select(ctx context.Context, query string, opts SelectOptions) (
 	}
 	r.mu.Unlock()
 	if blob != nil {
-		r.shareDecision(ctx, d.id, blob)
+		r.shareDecision(d.id, blob)
 	}
 
 	sel := &Selection{DecisionID: d.id, Step: st.t}
@@ -702,6 +705,7 @@ func (r *Router) Close() error {
 	close(r.stopJan)
 	<-r.janDone
 	var errs []error
+	r.stopSharing()
 	r.commits.stop()
 	if err := r.snapshot(context.Background(), true); err != nil {
 		errs = append(errs, fmt.Errorf("final snapshot: %w", err))

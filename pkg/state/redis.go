@@ -348,15 +348,22 @@ func (r *Redis) LoadSnapshot(ctx context.Context) (uint64, []byte, bool, error) 
 	return seq, []byte(d), true, nil
 }
 
-// PutBlob implements Shared.
-func (r *Redis) PutBlob(ctx context.Context, key string, data []byte, ttl time.Duration) error {
+// PutBlobs implements Shared: one pipeline of SETs (with appendfsync always, Redis fsyncs
+// before it answers, so a batch of blobs shares its fsyncs).
+func (r *Redis) PutBlobs(ctx context.Context, blobs []Blob, ttl time.Duration) error {
 	if r.closed.Load() {
 		return ErrClosed
 	}
 	if ttl <= 0 {
-		return fmt.Errorf("redis state %s: blob %s needs a TTL", r.Where(), key)
+		return fmt.Errorf("redis state %s: blobs need a TTL", r.Where())
 	}
-	return r.classify("put blob to", r.client.Set(ctx, r.key("blob", key), data, ttl).Err())
+	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, b := range blobs {
+			p.Set(ctx, r.key("blob", b.Key), b.Data, ttl)
+		}
+		return nil
+	})
+	return r.classify("put blobs to", err)
 }
 
 // GetBlob implements Shared.

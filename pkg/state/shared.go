@@ -26,8 +26,9 @@ type Shared interface {
 	// ones of the log, contiguous, in batch order. On error nothing was appended, or, when the
 	// connection broke after the server ran the step, everything was: a follower sees which.
 	AppendBatches(ctx context.Context, batches []Batch) (last uint64, status []ClaimStatus, err error)
-	// PutBlob stores data under key for ttl (> 0), replacing any value.
-	PutBlob(ctx context.Context, key string, data []byte, ttl time.Duration) error
+	// PutBlobs stores each blob's data under its key for ttl (> 0), replacing any value, in one
+	// round trip.
+	PutBlobs(ctx context.Context, blobs []Blob, ttl time.Duration) error
 	// GetBlob returns the value stored under key; ok is false when there is none (or it expired).
 	GetBlob(ctx context.Context, key string) (data []byte, ok bool, err error)
 }
@@ -35,6 +36,12 @@ type Shared interface {
 // ErrTrimmed is returned by a shared store's Records when the records after the given sequence
 // number were dropped under a snapshot (another replica's): the reader must reload the snapshot.
 var ErrTrimmed = errors.New("records were dropped under a newer snapshot")
+
+// Blob is a short-lived value of a shared store.
+type Blob struct {
+	Key  string
+	Data []byte
+}
 
 // Batch is one group of records appended whole or not at all, under its claims.
 type Batch struct {

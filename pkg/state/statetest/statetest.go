@@ -339,13 +339,16 @@ func testBlobs(t *testing.T, f SharedFactory) {
 	if _, ok, err := b.GetBlob(ctx, "missing"); ok || err != nil {
 		t.Fatalf("missing blob: ok %v err %v", ok, err)
 	}
-	if err := a.PutBlob(ctx, "k", []byte("value\x00bytes"), time.Minute); err != nil {
+	if err := a.PutBlobs(ctx, []state.Blob{{Key: "k", Data: []byte("value\x00bytes")}, {Key: "k2", Data: []byte("two")}}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	if v, ok, err := b.GetBlob(ctx, "k"); !ok || err != nil || string(v) != "value\x00bytes" {
 		t.Fatalf("GetBlob = %q %v %v", v, ok, err)
 	}
-	if err := a.PutBlob(ctx, "short", []byte("x"), 50*time.Millisecond); err != nil {
+	if v, ok, err := b.GetBlob(ctx, "k2"); !ok || err != nil || string(v) != "two" {
+		t.Fatalf("GetBlob = %q %v %v", v, ok, err)
+	}
+	if err := a.PutBlobs(ctx, []state.Blob{{Key: "short", Data: []byte("x")}}, 50*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
