@@ -22,6 +22,7 @@ func newRootCmd() *cobra.Command {
 	evalCmd.AddCommand(newEvalDynamicCmd())
 	evalCmd.AddCommand(newEvalOfflineCmd())
 	evalCmd.AddCommand(newEvalLatencyCmd())
+	evalCmd.AddCommand(newEvalReplayCmd())
 	root.AddCommand(evalCmd)
 	// Register top-level subcommands here (one line each).
 	root.AddCommand(newReproduceCmd())

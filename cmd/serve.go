@@ -37,7 +37,7 @@ type serveFlags struct {
 	k, contextDim, cacheSize, logFiles, rateBurst, snapshotEvery   int
 	logMB, maxBody                                                 int64
 	rateLimit                                                      float64
-	step, grace                                                    time.Duration
+	step, grace, followEvery                                       time.Duration
 	enc                                                            encodingFlags
 }
 
@@ -72,7 +72,8 @@ docs/SERVE.md has the details; docs/DECISION-LOG.md the --decision-log format.`,
 	fl.StringVar(&f.model, "model", "", "query encoder: an installed model folder's name, a path, openai:URL[#MODEL] (key in $OPENAI_API_KEY), or auto")
 	fl.StringVar(&f.retriever, "retriever", "", "bm25: BM25 with hashed bag-of-words contexts, no encoder")
 	fl.IntVar(&f.contextDim, "context-dim", 384, "context dimension of --retriever bm25")
-	fl.StringVar(&f.stateDir, "state", "", "state directory (embedded database); required unless --ephemeral")
+	fl.StringVar(&f.stateDir, "state", "", "state directory (embedded database), or redis://HOST:PORT/DB[?prefix=NAME] shared by replicas (needs --step); required unless --ephemeral")
+	fl.DurationVar(&f.followEvery, "follow-every", router.DefaultFollowEvery, "replicas (--state redis://): how often to read the other replicas' reports (the staleness bound, plus one read)")
 	fl.BoolVar(&f.ephemeral, "ephemeral", false, "keep the state in memory only (nothing survives a restart)")
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address of the HTTP API")
 	fl.StringVar(&f.policy, "policy", "", "policy spec YAML (a pkg/bandit Spec; default: the embedded configs/recommended.yaml)")
@@ -153,10 +154,23 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	reg := prometheus.NewRegistry()
 	cfg.Hooks = serve.RouterHooks(reg)
-	if f.ephemeral {
+	cfg.FollowEvery = f.followEvery
+	switch {
+	case f.ephemeral:
 		cfg.Store = state.NewMemory()
-	} else if cfg.Store, err = state.OpenBolt(f.stateDir, state.BoltOptions{}); err != nil {
-		return err
+	case state.IsRedisURL(f.stateDir):
+		rs, err := state.OpenRedis(ctx, f.stateDir)
+		if err != nil {
+			return err
+		}
+		if desc, safe := rs.Durability(); !safe {
+			fmt.Fprintf(log, "rated serve: warning: redis %s persists with %s: an acknowledged report survives a crash of Redis only with appendonly yes and appendfsync always\n", rs.Where(), desc)
+		}
+		cfg.Store = rs
+	default:
+		if cfg.Store, err = state.OpenBolt(f.stateDir, state.BoltOptions{}); err != nil {
+			return err
+		}
 	}
 	if f.logDir != "" {
 		if cfg.Log, err = decisionlog.Open(f.logDir, decisionlog.Options{MaxBytes: f.logMB << 20, MaxFiles: f.logFiles}); err != nil {
@@ -175,7 +189,11 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	info := r.Info()
 	where := "in memory (--ephemeral)"
-	if !f.ephemeral {
+	switch rs, ok := cfg.Store.(*state.Redis); {
+	case ok:
+		desc, _ := rs.Durability()
+		where = fmt.Sprintf("redis %s (%s; a replica: others' reports read every %s)", rs.Where(), desc, cfg.FollowEvery)
+	case !f.ephemeral:
 		where = f.stateDir
 	}
 	fmt.Fprintf(log, "rated serve: policy %s, retriever %s, %d tools, step %d, state %s\ncalibration: %s\n",

@@ -112,6 +112,10 @@ func Rank(p Policy, s *Step) Ranking {
 		r.Propensity[r.Order[0]] = 1
 		return r
 	}
+	if sc, ok := p.(scorer); ok { // a stochastic policy that still has scores to log
+		r.Parts = make([]Parts, n)
+		sc.ScoreParts(s, r.Parts)
+	}
 	saved := s.Excluded
 	excluded := make([]bool, n)
 	if saved != nil {
@@ -183,6 +187,9 @@ func Describe(p Policy, s *Step, chosen int) (parts []Parts, propensity []float6
 	if e, ok := p.(Explainer); ok {
 		parts = make([]Parts, n)
 		e.Explain(s, parts)
+	} else if sc, ok := p.(scorer); ok {
+		parts = make([]Parts, n)
+		sc.ScoreParts(s, parts)
 	}
 	return parts, propensity, explores
 }

@@ -47,6 +47,9 @@ type Spec struct {
 	Relevance   *RelevanceSpec `yaml:"relevance,omitempty" json:"relevance,omitempty"`
 	Reliability *HealthConfig  `yaml:"reliability,omitempty" json:"reliability,omitempty"`
 	Fusion      *FusionConfig  `yaml:"fusion,omitempty" json:"fusion,omitempty"`
+	// Explore makes the policy draw its choices (a logging policy for off-policy evaluation:
+	// its propensities go to the decision log); nil: it decides as configured.
+	Explore *ExploreConfig `yaml:"explore,omitempty" json:"explore,omitempty"`
 }
 
 // RelevanceSpec configures the relevance model of a factored policy.
@@ -175,6 +178,11 @@ func (s Spec) Validate(key string) error {
 	} else if s.Relevance != nil || s.Reliability != nil || s.Fusion != nil {
 		return fmt.Errorf("%s: relevance, reliability and fusion apply to kind factored only", key)
 	}
+	if s.Explore != nil {
+		if err := s.Explore.Validate(key+".explore", s.Kind); err != nil {
+			return err
+		}
+	}
 	if s.Weights != nil {
 		return s.Weights.Validate(key + ".weights")
 	}
@@ -231,6 +239,15 @@ type Env struct {
 func New(spec Spec, env Env) (Policy, error) {
 	if err := spec.Validate("policy " + spec.Name); err != nil {
 		return nil, err
+	}
+	if spec.Explore != nil {
+		inner := spec
+		inner.Explore = nil
+		p, err := New(inner, env)
+		if err != nil {
+			return nil, err
+		}
+		return NewExploring(p, *spec.Explore, env.Seed), nil
 	}
 	w := env.Weights
 	if spec.Weights != nil {

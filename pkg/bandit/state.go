@@ -123,6 +123,14 @@ func writePolicy(w *binenc.Writer, p Policy) error {
 			w.Int(s.chosen)
 			w.Float64(s.reward)
 		}
+	case *Exploring:
+		w.String("explore")
+		rng, err := p.src.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		w.Raw(rng)
+		return writePolicy(w, p.inner)
 	case *Factored:
 		w.String("factored")
 		if err := writeRelevance(w, p.relevance); err != nil {
@@ -220,6 +228,16 @@ func readPolicy(r *binenc.Reader, p Policy) {
 				}
 				p.batch[i] = s
 			}
+		}
+	case *Exploring:
+		if want = "explore"; kind == want {
+			rng := r.Raw()
+			if r.Err() == nil {
+				if err := p.src.UnmarshalBinary(rng); err != nil {
+					r.Fail(fmt.Errorf("exploration random source: %w", err))
+				}
+			}
+			readPolicy(r, p.inner)
 		}
 	case *Factored:
 		if want = "factored"; kind == want {

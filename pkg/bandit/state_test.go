@@ -28,7 +28,12 @@ func stateSpecs() []Spec {
 	noLayer.Reliability = nil
 	lookAhead := fac("look-ahead", "kernel", FusionConfig{Kind: FusionExpected, AttemptCost: 0.2})
 	lookAhead.Attempts = 2
+	epsRec := rec
+	epsRec.Name, epsRec.Explore = "rec-epsilon", &ExploreConfig{Kind: ExploreEpsilonGreedy, Epsilon: 0.2}
 	return []Spec{
+		epsRec,
+		{Name: "soft-rated", Kind: "rated", Alpha: 0.1, Gamma: 0.95, Explore: &ExploreConfig{Kind: ExploreSoftmax, Temperature: 0.05}},
+		{Name: "eps-breaker", Kind: "circuit_breaker", ConsecutiveFailures: 2, CoolDown: 7, Explore: &ExploreConfig{Kind: ExploreEpsilonGreedy, Epsilon: 0.5}},
 		rec,
 		{Name: "static", Kind: "static"},
 		{Name: "prior", Kind: "prior_only"},
@@ -195,7 +200,7 @@ func sameParts(a, b Parts) bool {
 // policy does. Sampling policies are excluded: their draws are not replayed.
 func TestObserveReplayMatchesLiveRun(t *testing.T) {
 	for _, spec := range stateSpecs() {
-		if spec.Kind == "batch_grpo" {
+		if spec.Kind == "batch_grpo" || spec.Explore != nil {
 			continue
 		}
 		t.Run(spec.Name, func(t *testing.T) {
@@ -259,7 +264,7 @@ func TestRestoreRefusesForeignAndTornSnapshots(t *testing.T) {
 // and ties included, and for non-explaining policies the order is the successive choices.
 func TestRankMatchesChoose(t *testing.T) {
 	for _, spec := range stateSpecs() {
-		if spec.Kind == "batch_grpo" {
+		if spec.Kind == "batch_grpo" || spec.Explore != nil {
 			continue // sampling: Choose and Rank draw different numbers
 		}
 		t.Run(spec.Name, func(t *testing.T) {

@@ -3,9 +3,7 @@ package router_test
 import (
 	"context"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/rated-dev/rated/internal/testassets"
 	"github.com/rated-dev/rated/pkg/defaultbench"
@@ -65,57 +63,5 @@ func BenchmarkSelect(b *testing.B) {
 // each acknowledged only once on disk (bbolt, group commit), on the default catalog with
 // d = 384 contexts (a report record holds the decision's context and candidates).
 func BenchmarkReportDurable(b *testing.B) {
-	bench, err := defaultbench.Load()
-	if err != nil {
-		b.Fatal(err)
-	}
-	front, _ := router.NewLexicalFrontend(384)
-	cal, _, err := router.FitCalibration(front, bench, "dev", 10)
-	if err != nil {
-		b.Fatal(err)
-	}
-	store := openBolt(b, b.TempDir())
-	var commits, records atomic.Int64
-	var commitTime atomic.Int64
-	hooks := router.Hooks{Commit: func(n int, took time.Duration, err error) {
-		commits.Add(1)
-		records.Add(int64(n))
-		commitTime.Add(int64(took))
-	}}
-	r, err := router.New(context.Background(), router.Config{Frontend: front, Tools: bench.Tools, Calibrator: cal, Store: store, Hooks: hooks})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer r.Close()
-	type pair struct{ decision, tool string }
-	var pairs []pair
-	for i := 0; len(pairs) < b.N; i++ {
-		q := bench.Queries[i%len(bench.Queries)].Text
-		sel, err := r.Select(context.Background(), q, router.SelectOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, t := range sel.Tools {
-			pairs = append(pairs, pair{sel.DecisionID, t.ID})
-		}
-	}
-	var next atomic.Int64
-	b.SetParallelism(128) // 128 × GOMAXPROCS goroutines: many agents reporting at once
-	commits.Store(0)
-	records.Store(0)
-	commitTime.Store(0)
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			p := pairs[next.Add(1)-1]
-			if _, err := r.Report(context.Background(), p.decision, p.tool, router.Outcome{Executed: true}, time.Millisecond); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "reports/s")
-	if c := commits.Load(); c > 0 {
-		b.ReportMetric(float64(records.Load())/float64(c), "records/commit")
-		b.ReportMetric(float64(commitTime.Load())/float64(c)/1e6, "ms/commit")
-	}
+	benchReports(b, openBolt(b, b.TempDir()), 0)
 }

@@ -5,12 +5,14 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"sync"
 
 	"github.com/rated-dev/rated/pkg/bandit"
 	"github.com/rated-dev/rated/pkg/catalog"
+	"github.com/rated-dev/rated/pkg/state"
 )
 
 // catalogView is one immutable version of the live catalog: Select reads it without locks and
@@ -235,7 +237,10 @@ func (r *Router) prepareTools(tools []catalog.Tool) ([]*toolRecord, error) {
 		}
 	}
 	next := 0
-	nextProv := len(r.provKeys)
+	// The provider table is read under mu: a replica's follower changes it (replica.go).
+	r.mu.Lock()
+	provIndex, nextProv := maps.Clone(r.provIndex), len(r.provKeys)
+	r.mu.Unlock()
 	newProv := map[string]int{}
 	if view != nil {
 		next = len(view.entries)
@@ -260,7 +265,7 @@ func (r *Router) prepareTools(tools []catalog.Tool) ([]*toolRecord, error) {
 			next++
 		}
 		key := catalog.ProviderKey(&t)
-		p, ok := r.provIndex[key]
+		p, ok := provIndex[key]
 		if !ok {
 			if p, ok = newProv[key]; !ok {
 				p = nextProv
@@ -331,42 +336,52 @@ func (r *Router) PutTools(ctx context.Context, tools []catalog.Tool) (added, upd
 	}
 	r.catMu.Lock()
 	defer r.catMu.Unlock()
-	recs, err := r.prepareTools(tools)
-	if err != nil || len(recs) == 0 {
-		return 0, 0, err
-	}
-	view := r.view.Load()
-	entries := append([]*entry(nil), view.entries...)
-	for _, rec := range recs {
-		if rec.e.index < len(view.entries) {
-			updated++
-		} else {
-			added++
+	for try := 0; ; try++ {
+		recs, err := r.prepareTools(tools)
+		if err != nil || len(recs) == 0 {
+			return 0, 0, err
 		}
-		// Copy the replaced entries so the published view never changes.
-		for len(entries) <= rec.e.index {
-			entries = append(entries, nil)
+		view := r.view.Load()
+		entries := append([]*entry(nil), view.entries...)
+		added, updated = 0, 0
+		for _, rec := range recs {
+			if rec.e.index < len(view.entries) {
+				updated++
+			} else {
+				added++
+			}
+			// Copy the replaced entries so the published view never changes.
+			for len(entries) <= rec.e.index {
+				entries = append(entries, nil)
+			}
+			entries[rec.e.index] = rec.e
 		}
-		entries[rec.e.index] = rec.e
+		next, err := r.buildView(entries)
+		if err != nil {
+			return 0, 0, err
+		}
+		status, err := r.commitCatalog(ctx, recs, nil, next, r.toolClaims(recs, len(view.entries)))
+		if err != nil || status == state.Appended {
+			return added, updated, err
+		}
+		// A shared store: another replica took an index or an id first. Catch up, try again.
+		if try == 10 {
+			return 0, 0, fmt.Errorf("catalog: other replicas kept taking the new tools' indices (%d tries)", try+1)
+		}
+		if err := r.Sync(ctx); err != nil {
+			return 0, 0, err
+		}
 	}
-	next, err := r.buildView(entries)
-	if err != nil {
-		return 0, 0, err
-	}
-	if err := r.commitCatalog(ctx, recs, nil, next); err != nil {
-		return 0, 0, err
-	}
-	return added, updated, nil
 }
 
 // commitCatalog writes the tool records (or a deletion) durably, then applies them and
-// publishes next.
-func (r *Router) commitCatalog(ctx context.Context, recs []*toolRecord, deleted *entry, next *catalogView) error {
+// publishes next; on a shared store, under claims, onto the catalog as the log has it then.
+func (r *Router) commitCatalog(ctx context.Context, recs []*toolRecord, deleted *entry, next *catalogView, claims []state.Claim) (state.ClaimStatus, error) {
 	var raw [][]byte
 	for _, rec := range recs {
 		b, err := rec.encode()
 		if err != nil {
-			return err
+			return 0, err
 		}
 		raw = append(raw, b)
 	}
@@ -380,8 +395,18 @@ func (r *Router) commitCatalog(ctx context.Context, recs []*toolRecord, deleted 
 		}
 		r.view.Store(next)
 	}
-	_, err := r.commits.submit(ctx, apply, raw...)
-	return err
+	if r.shared != nil {
+		// Other replicas' records may have changed the catalog since next was built: apply ours
+		// where the log has them, exactly as the other replicas replay them (replica.go).
+		apply = func() {
+			entries := r.commits.work()
+			for _, b := range raw {
+				_ = r.replay(b, &entries, r.front.Dim()) // records just encoded: they decode
+			}
+			r.commits.entries = entries
+		}
+	}
+	return r.commits.submitClaimed(ctx, apply, claims, raw...)
 }
 
 // DeleteTool removes a tool from the catalog: it is no longer retrieved, pending decisions can
@@ -408,7 +433,8 @@ func (r *Router) DeleteTool(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	return r.commitCatalog(ctx, nil, &gone, next)
+	_, err = r.commitCatalog(ctx, nil, &gone, next, nil)
+	return err
 }
 
 // Tool returns a live tool with its current prior.

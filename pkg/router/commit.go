@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rated-dev/rated/pkg/state"
 )
 
 // committer is the router's single writer: it takes the records waiting for storage in one
@@ -22,6 +24,7 @@ type committer struct {
 	seq       uint64 // last applied sequence number (committer goroutine, and under r.mu)
 	sinceSnap int
 	lastErr   atomic.Pointer[string]
+	follower  // shared stores only (replica.go)
 }
 
 // op is one change: its records are appended in the same commit, so it is durable whole or
@@ -30,16 +33,23 @@ type op struct {
 	recs  [][]byte
 	apply func() // called under r.mu once the records are durable; may be nil
 	done  chan error
+	// claims make the records conditional on a shared store (state.Shared); status is their
+	// fate, set before done is signalled. Other stores append unconditionally.
+	claims []state.Claim
+	status state.ClaimStatus
 }
 
 func newCommitter(r *Router) *committer {
 	return &committer{r: r, seq: r.loadedSeq, queue: make(chan *op, r.cfg.MaxQueue), quit: make(chan struct{}), finished: make(chan struct{})}
 }
 
-// submit queues recs and waits until they are durable and applied. If ctx ends first they may
+// submitClaimed queues recs and waits until they are durable and applied. If ctx ends first they may
 // still be committed later.
-func (c *committer) submit(ctx context.Context, apply func(), recs ...[]byte) (uint64, error) {
-	o := &op{recs: recs, apply: apply, done: make(chan error, 1)}
+//
+// claims (state.Claim) make the records conditional on a shared store: they are appended and
+// applied only when the returned status is state.Appended.
+func (c *committer) submitClaimed(ctx context.Context, apply func(), claims []state.Claim, recs ...[]byte) (state.ClaimStatus, error) {
+	o := &op{recs: recs, apply: apply, claims: claims, done: make(chan error, 1)}
 	select {
 	case <-c.quit:
 		return 0, ErrClosed
@@ -52,13 +62,13 @@ func (c *committer) submit(ctx context.Context, apply func(), recs ...[]byte) (u
 	}
 	select {
 	case err := <-o.done:
-		return 0, err
+		return o.status, err
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	case <-c.finished:
 		select {
 		case err := <-o.done:
-			return 0, err
+			return o.status, err
 		default:
 			return 0, ErrClosed
 		}
@@ -67,11 +77,17 @@ func (c *committer) submit(ctx context.Context, apply func(), recs ...[]byte) (u
 
 func (c *committer) run() {
 	defer close(c.finished)
+	if c.ticker != nil {
+		defer c.ticker.Stop()
+	}
 	batch := make([]*op, 0, c.r.cfg.MaxBatch)
 	for {
 		select {
 		case o := <-c.queue:
 			batch = append(batch[:0], o)
+		case <-c.tick():
+			c.followTick()
+			continue
 		case <-c.quit:
 			for {
 				batch = batch[:0]
@@ -108,6 +124,10 @@ func (c *committer) run() {
 }
 
 func (c *committer) process(batch []*op) {
+	if c.r.shared != nil {
+		c.processShared(batch)
+		return
+	}
 	var recs [][]byte
 	for _, o := range batch {
 		recs = append(recs, o.recs...)

@@ -58,6 +58,9 @@ func (r *Router) load(ctx context.Context) error {
 	}
 	var last uint64 = snapSeq
 	err = r.store.Records(ctx, snapSeq, func(seq uint64, raw []byte) error {
+		if r.shared != nil && seq != last+1 { // another replica's snapshot dropped them meanwhile
+			return fmt.Errorf("%w: record %d follows %d", state.ErrTrimmed, seq, last)
+		}
 		if err := r.replay(raw, &entries, dim); err != nil {
 			return fmt.Errorf("state record %d: %w", seq, err)
 		}
@@ -148,7 +151,7 @@ func (r *Router) snapshot(ctx context.Context, withPending bool) error {
 		r.mu.Unlock()
 		return err
 	}
-	s := &snapshot{spec: r.specJSON, frontend: r.front.Name(), dim: r.front.Dim(), boot: r.boot, steps: r.steps,
+	s := &snapshot{spec: r.specJSON, frontend: r.front.Name(), dim: r.front.Dim(), boot: max(r.boot, r.maxBoot), steps: r.steps,
 		epoch: r.epoch.UnixNano(), calibrator: r.calibrator, calibration: r.calibration, entries: view.entries,
 		providers: append([]string(nil), r.provKeys...), policy: pol}
 	for el := r.order.Front(); withPending && el != nil; el = el.Next() {

@@ -51,8 +51,13 @@ type Config struct {
 	Calibrator      *bandit.Calibrator
 	CalibrationNote string
 	Calibrate       func() (*bandit.Calibrator, string, error)
-	// Store keeps the state (nil: state.NewMemory(), nothing durable).
+	// Store keeps the state (nil: state.NewMemory(), nothing durable). A shared store
+	// (state.Shared: Redis) makes the router one replica among several (replica.go); it needs
+	// StepEvery.
 	Store state.Store
+	// FollowEvery is how often a replica reads the records the other replicas appended
+	// (default DefaultFollowEvery); shared stores only.
+	FollowEvery time.Duration
 	// Log receives every decision and outcome (nil: none); LogContext adds the context vector.
 	Log        *decisionlog.Writer
 	LogContext bool
@@ -93,6 +98,7 @@ type Router struct {
 	specJSON string
 	front    Frontend
 	store    state.Store
+	shared   state.Shared // store, when it is shared by replicas; else nil
 	clock    func() time.Time
 	k        int
 
@@ -102,6 +108,7 @@ type Router struct {
 	steps     int64
 	epoch     time.Time
 	boot      uint64
+	maxBoot   uint64 // the highest boot number another replica recorded (shared stores)
 	pending   map[string]*decision
 	order     *list.List // pending decisions, oldest first
 	providers []int      // provider index per tool index, owned by the policy's layer
@@ -117,7 +124,9 @@ type Router struct {
 	calibration string
 
 	nextID    atomic.Uint64
-	loadedSeq uint64 // last record applied by load
+	unshared  atomic.Uint64 // decisions a shared store did not take (replica.go)
+	sharing   *sharer       // writes decisions to a shared store (replica.go)
+	loadedSeq uint64        // last record applied by load
 	commits   *committer
 	closed    atomic.Bool
 	stopJan   chan struct{}
@@ -286,26 +295,48 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 	if cfg.MaxQueue <= 0 {
 		cfg.MaxQueue = 65536
 	}
-	r := &Router{
-		cfg: cfg, spec: spec, specJSON: string(specJSON), front: cfg.Frontend, store: cfg.Store,
-		clock: cfg.Clock, k: cfg.K, pending: map[string]*decision{}, order: list.New(),
-		provIndex: map[string]int{}, memo: newMemoSimilarity(cfg.Frontend.Similarity()),
-		stopJan: make(chan struct{}), janDone: make(chan struct{}),
+	if cfg.FollowEvery <= 0 {
+		cfg.FollowEvery = DefaultFollowEvery
 	}
-	if err := r.load(ctx); err != nil {
-		return nil, err
+	shared, _ := cfg.Store.(state.Shared)
+	if shared != nil && cfg.StepEvery <= 0 {
+		return nil, errors.New("router: a shared state (replicas) needs wall-clock steps (Config.StepEvery, rated serve --step): replicas count their selections apart, so a selection clock would run at another speed on each")
+	}
+	var r *Router
+	var loadStart time.Time
+	for tries := 1; ; tries++ {
+		r = &Router{
+			cfg: cfg, spec: spec, specJSON: string(specJSON), front: cfg.Frontend, store: cfg.Store, shared: shared,
+			clock: cfg.Clock, k: cfg.K, pending: map[string]*decision{}, order: list.New(),
+			provIndex: map[string]int{}, memo: newMemoSimilarity(cfg.Frontend.Similarity()),
+			stopJan: make(chan struct{}), janDone: make(chan struct{}),
+		}
+		loadStart = time.Now()
+		err := r.load(ctx)
+		if errors.Is(err, state.ErrTrimmed) && tries < 5 {
+			continue // a replica's snapshot dropped records while this one read them: read again
+		}
+		if err != nil {
+			return nil, err
+		}
+		break
 	}
 	if err := r.ensureCalibration(); err != nil {
 		return nil, err
 	}
 	r.commits = newCommitter(r)
+	if shared != nil {
+		r.startSharing()
+		r.commits.ticker = time.NewTicker(cfg.FollowEvery)
+		r.commits.followStart.Store(loadStart.UnixNano()) // load read the whole log
+	}
 	go r.commits.run()
 	fail := func(err error) (*Router, error) {
+		r.stopSharing()
 		r.commits.stop()
 		return nil, err
 	}
-	r.boot++
-	if _, err := r.commits.submit(ctx, nil, encodeBoot(r.boot, r.epoch.UnixNano())); err != nil {
+	if err := r.recordStart(ctx); err != nil {
 		return fail(fmt.Errorf("router: recording the start: %w", err))
 	}
 	if err := r.reconcile(ctx, cfg.Tools, cfg.PruneCatalog); err != nil {
@@ -433,7 +464,14 @@ func (r *Router) Select(ctx context.Context, query string, opts SelectOptions) (
 	d := &decision{id: r.newID(), created: r.clock(), query: query, step: st, chosen: rank.Order[0],
 		reported: make([]reported, len(found))}
 	r.addPending(d)
+	var blob []byte
+	if r.shared != nil {
+		blob = encodeDecision(d)
+	}
 	r.mu.Unlock()
+	if blob != nil {
+		r.shareDecision(d.id, blob)
+	}
 
 	sel := &Selection{DecisionID: d.id, Step: st.t}
 	for _, pos := range rank.Order {
@@ -532,11 +570,16 @@ func (r *Router) Report(ctx context.Context, decisionID, tool string, outcome Ou
 	d, ok := r.pending[decisionID]
 	if !ok {
 		r.mu.Unlock()
-		return Receipt{}, fmt.Errorf("%w: %s", ErrUnknownDecision, decisionID)
+		var err error
+		if d, err = r.sharedDecision(ctx, decisionID); err != nil { // another replica's (replica.go)
+			return Receipt{}, err
+		}
+		view = r.view.Load()
+		r.mu.Lock()
 	}
 	pos := -1
 	for i, c := range d.step.cands {
-		if view.entries[c.Tool].tool.ID == tool {
+		if c.Tool < len(view.entries) && view.entries[c.Tool].tool.ID == tool {
 			pos = i
 		}
 	}
@@ -556,13 +599,24 @@ func (r *Router) Report(ctx context.Context, decisionID, tool string, outcome Ou
 	r.mu.Unlock()
 
 	apply := func() { r.applyReport(rec) } // under mu, once durable
-	if _, err := r.commits.submit(ctx, apply, rec.encode()); err != nil {
+	status, err := r.commits.submitClaimed(ctx, apply, r.reportClaims(d.id, pos, fb), rec.encode())
+	if err != nil || status != state.Appended {
 		r.mu.Lock()
 		if d.reported[pos].state == reportInFlight {
 			d.reported[pos] = reported{}
+			if err == nil && status == state.Duplicate {
+				// Another replica took the same outcome: it reaches this replica through the log.
+				d.reported[pos] = reported{state: reportDone, fb: fb}
+			}
 		}
 		r.mu.Unlock()
-		return Receipt{}, err
+		switch {
+		case err != nil:
+			return Receipt{}, err
+		case status == state.Duplicate:
+			return Receipt{Duplicate: true}, nil
+		}
+		return Receipt{}, fmt.Errorf("%w: decision %s already has another outcome for %s (reported to another replica)", ErrConflict, decisionID, tool)
 	}
 	if r.cfg.Log != nil {
 		if err := r.cfg.Log.Write(r.outcomeRecord(rec, tool, d.chosen == pos)); err != nil {
@@ -614,6 +668,15 @@ type Info struct {
 	Boot                          uint64
 	// Degraded is the last storage error, "" when the last write succeeded.
 	Degraded string
+	// Applied is the sequence number of the last record of the state's log applied.
+	Applied uint64
+	// Replica: the state is shared with other replicas (replica.go). FollowAge is then the age
+	// of the replica's last complete read of the others' records: every report any replica
+	// acknowledged before now − FollowAge is applied here. UnsharedDecisions counts selections
+	// the shared store did not take (reportable on this replica only).
+	Replica           bool
+	FollowAge         time.Duration
+	UnsharedDecisions uint64
 }
 
 // Info returns the router's description and counters.
@@ -621,8 +684,16 @@ func (r *Router) Info() Info {
 	view := r.view.Load()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return Info{Policy: r.spec.Name, Frontend: r.front.Name(), Calibration: r.calibration, Dim: r.front.Dim(), K: r.k,
-		Tools: len(view.live), Pending: len(r.pending), Step: r.now(false), Boot: r.boot, Degraded: r.commits.degraded()}
+	info := Info{Policy: r.spec.Name, Frontend: r.front.Name(), Calibration: r.calibration, Dim: r.front.Dim(), K: r.k,
+		Tools: len(view.live), Pending: len(r.pending), Step: r.now(false), Boot: r.boot, Degraded: r.commits.degraded(),
+		Applied: r.commits.seq, Replica: r.shared != nil, UnsharedDecisions: r.unshared.Load()}
+	if info.Replica {
+		info.FollowAge = time.Since(time.Unix(0, r.commits.followStart.Load()))
+		if stall := max(time.Second, 20*r.cfg.FollowEvery); info.Degraded == "" && info.FollowAge > stall {
+			info.Degraded = fmt.Sprintf("the replica has not read the shared log for %s", info.FollowAge.Round(time.Millisecond))
+		}
+	}
+	return info
 }
 
 // Close stops accepting requests, waits for the reports in flight, writes a final snapshot and
@@ -634,6 +705,7 @@ func (r *Router) Close() error {
 	close(r.stopJan)
 	<-r.janDone
 	var errs []error
+	r.stopSharing()
 	r.commits.stop()
 	if err := r.snapshot(context.Background(), true); err != nil {
 		errs = append(errs, fmt.Errorf("final snapshot: %w", err))

@@ -52,6 +52,11 @@ func newMetrics(reg *prometheus.Registry, r *router.Router) *metrics {
 		}
 		return 0
 	})
+	gauge("rated_state_applied_seq", "Sequence number of the last record of the state's log applied.", func(i router.Info) float64 { return float64(i.Applied) })
+	gauge("rated_replica_follow_age_seconds", "Replicas: age of the last complete read of the other replicas' records (the staleness bound now).",
+		func(i router.Info) float64 { return i.FollowAge.Seconds() })
+	gauge("rated_replica_unshared_decisions", "Replicas: selections the shared store did not take (reportable on this replica only).",
+		func(i router.Info) float64 { return float64(i.UnsharedDecisions) })
 	if c, ok := r.Frontend().(interface{ CacheStats() (uint64, uint64, int) }); ok {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "rated_query_cache_hits_total", Help: "Query embeddings served from the cache."},
 			func() float64 { h, _, _ := c.CacheStats(); return float64(h) }))

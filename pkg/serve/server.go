@@ -26,6 +26,7 @@ import (
 	"github.com/rated-dev/rated/internal/diskfull"
 	"github.com/rated-dev/rated/pkg/catalog"
 	"github.com/rated-dev/rated/pkg/router"
+	"github.com/rated-dev/rated/pkg/state"
 )
 
 // OpenAPI is the API's OpenAPI 3 description.
@@ -83,6 +84,7 @@ func New(r *router.Router, opts Options) *Server {
 	s.route("GET /v1/tools/{id...}", s.handleGetTool)
 	s.route("PUT /v1/tools/{id...}", s.handlePutTool)
 	s.route("DELETE /v1/tools/{id...}", s.handleDeleteTool)
+	s.route("GET /v1/state", s.handleState)
 	s.mux.Handle("GET /metrics", s.metrics.handler())
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("GET /v1/openapi.yaml", func(w http.ResponseWriter, _ *http.Request) {
@@ -198,7 +200,7 @@ func (s *Server) writeRouterError(w http.ResponseWriter, err error) {
 	case errors.Is(err, diskfull.ErrFull):
 		w.Header().Set("Retry-After", "30")
 		writeError(w, http.StatusServiceUnavailable, "storage_full", "", err.Error())
-	case errors.Is(err, router.ErrOverloaded), errors.Is(err, router.ErrClosed):
+	case errors.Is(err, router.ErrOverloaded), errors.Is(err, router.ErrClosed), errors.Is(err, state.ErrUnavailable):
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "", err.Error())
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -448,7 +450,35 @@ func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 	}
 	writeJSON(w, code, map[string]any{"status": status, "version": s.opts.Version, "policy": info.Policy,
 		"retriever": info.Frontend, "calibration": info.Calibration, "tools": info.Tools, "pending_decisions": info.Pending,
-		"step": info.Step, "boot": info.Boot, "storage_error": info.Degraded})
+		"step": info.Step, "boot": info.Boot, "storage_error": info.Degraded, "applied_seq": info.Applied,
+		"replica": info.Replica, "follow_age_ms": ms(info.FollowAge), "unshared_decisions": info.UnsharedDecisions})
+}
+
+// ms is a duration in milliseconds, for JSON.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// StateResponse is the answer of GET /v1/state: where the replica is in the state's log and a
+// digest of what it learned there, so replicas (and a router fed the same log) can be compared.
+type StateResponse struct {
+	AppliedSeq   uint64  `json:"applied_seq"`
+	PolicySHA256 string  `json:"policy_sha256"`
+	Replica      bool    `json:"replica"`
+	FollowAgeMS  float64 `json:"follow_age_ms"`
+}
+
+func (s *Server) handleState(w http.ResponseWriter, req *http.Request) error {
+	if req.URL.Query().Get("sync") == "1" {
+		if err := s.r.Sync(req.Context()); err != nil {
+			return err
+		}
+	}
+	seq, digest, err := s.r.StateDigest()
+	if err != nil {
+		return err
+	}
+	info := s.r.Info()
+	writeJSON(w, http.StatusOK, StateResponse{AppliedSeq: seq, PolicySHA256: digest, Replica: info.Replica, FollowAgeMS: ms(info.FollowAge)})
+	return nil
 }
 
 // Serve answers on ln until ctx ends, then shuts down gracefully: it stops accepting, lets

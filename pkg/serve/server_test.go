@@ -257,6 +257,7 @@ func TestOpenAPIDescribesTheServer(t *testing.T) {
 	routes := map[string][]string{
 		"/v1/select": {"post"}, "/v1/feedback": {"post"}, "/v1/tools": {"get"},
 		"/v1/tools/{id}": {"delete", "get", "put"}, "/healthz": {"get"}, "/metrics": {"get"}, "/v1/openapi.yaml": {"get"},
+		"/v1/state": {"get"},
 	}
 	for path, methods := range routes {
 		var got []string
@@ -287,6 +288,7 @@ func TestOpenAPIDescribesTheServer(t *testing.T) {
 		}
 	}
 	check("SelectResponse", serve.SelectResponse{})
+	check("State", serve.StateResponse{})
 	check("RankedTool", serve.RankedTool{})
 	check("Tool", catalog.Tool{})
 	check("FeedbackRequest", struct {

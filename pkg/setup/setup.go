@@ -44,8 +44,8 @@ type Part struct {
 
 // parts are in installation order: training builds its test artifacts from the models.
 var parts = []Part{
-	{Name: "venv", Summary: "reference Python venv the tests compare against (numpy, rank-bm25, pytrec-eval, scikit-learn, onnxruntime, tokenizers)",
-		Steps: []string{"05-venv.sh"}, Paths: []string{"venv"}, Markers: []string{"venv/bin/python"}, Needs: [][]string{{"python3"}}},
+	{Name: "venv", Summary: "reference Python venv the tests compare against (numpy, rank-bm25, pytrec-eval, scikit-learn, onnxruntime, tokenizers, Open Bandit Pipeline)",
+		Steps: []string{"05-venv.sh", "06-obp.sh"}, Paths: []string{"venv"}, Markers: []string{"venv/bin/python"}, Needs: [][]string{{"python3"}}},
 	{Name: "onnxruntime", Summary: "ONNX Runtime 1.19.2 shared library (CPU), which runs the encoders",
 		Steps: []string{"10-onnxruntime.sh"}, Paths: []string{"lib/libonnxruntime.so", "lib/libonnxruntime.so.1", "lib/libonnxruntime_providers_shared.so", "lib/onnxruntime.txt", "lib/.onnxruntime-version", "cache/onnxruntime"},
 		Markers: []string{"lib/libonnxruntime.so"}, Needs: [][]string{{"npm", "tar"}, {"curl", "unzip"}}, LinuxAMD64: true},
@@ -62,6 +62,8 @@ var parts = []Part{
 	{Name: "training", Summary: "ONNX Runtime with the training API, the artifact-builder venv and the tests' training artifacts (CUDA build too with RATED_GPU=1)",
 		Steps: []string{"50-training.sh", "55-training-gpu.sh"}, Paths: []string{"lib/training", "lib/training-gpu", "train-venv", "train", "cache/training", "cache/training-gpu"},
 		Markers: []string{"lib/training/libonnxruntime.so", "train-venv/bin/python"}, Needs: [][]string{{"curl", "unzip", "python3"}}, LinuxAMD64: true},
+	{Name: "redis", Summary: "redis-server (Debian package, Redis 7) for the shared-state tests and benchmarks of rated serve replicas",
+		Steps: []string{"60-redis.sh"}, Paths: []string{"redis"}, Markers: []string{"redis/redis-server.txt"}, Needs: [][]string{{"redis-server"}, {"apt-get"}}},
 }
 
 // Parts returns every part in installation order.

@@ -39,6 +39,12 @@ type Store interface {
 // is freed. Servers answer it with 503. It is diskfull.ErrFull, shared with the decision log.
 var ErrFull = diskfull.ErrFull
 
+// ErrUnavailable is wrapped by errors of a store that could not be reached (a network store:
+// connection refused, reset or timed out, or the server still loading its data): nothing or
+// everything of the write may have happened, and the same call may succeed later. Servers answer
+// it with 503.
+var ErrUnavailable = errors.New("state store unavailable")
+
 // ErrClosed is returned by a closed store.
 var ErrClosed = errors.New("state store is closed")
 

@@ -1,0 +1,96 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rated-dev/rated/pkg/bandit"
+	"github.com/rated-dev/rated/pkg/decisionlog"
+	"github.com/rated-dev/rated/pkg/defaultbench"
+	"github.com/rated-dev/rated/pkg/router"
+)
+
+// TestEvalReplayOnAServedLog: a router logging with the recommended policy wrapped in ε-greedy
+// exploration (what rated serve --policy writes) serves 300 requests; rated eval replay then
+// evaluates three policies on its decision log and writes the table and the JSON.
+func TestEvalReplayOnAServedLog(t *testing.T) {
+	b, err := defaultbench.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	front, _ := router.NewLexicalFrontend(64)
+	cal, _, err := router.FitCalibration(front, b, "dev", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := bandit.RecommendedSpec()
+	spec.Name, spec.Explore = "recommended-eps", &bandit.ExploreConfig{Kind: bandit.ExploreEpsilonGreedy, Epsilon: 0.3}
+	logDir, dir := t.TempDir(), t.TempDir()
+	w, err := decisionlog.Open(logDir, decisionlog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := router.New(context.Background(), router.Config{Frontend: front, Tools: b.Tools, Calibrator: cal, Policy: &spec, Log: w, LogContext: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	queries := b.SplitQueries("test")
+	for i := range 300 {
+		sel, err := r.Select(context.Background(), queries[i%len(queries)].Text, router.SelectOptions{})
+		if err != nil || len(sel.Tools) == 0 {
+			continue
+		}
+		h := fnv.New32a()
+		h.Write([]byte(sel.Tools[0].ID))
+		if _, err := r.Report(context.Background(), sel.DecisionID, sel.Tools[0].ID, router.Outcome{Executed: h.Sum32()%4 != 0}, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	specs := filepath.Join(dir, "targets.yaml")
+	os.WriteFile(specs, []byte("- {name: static, kind: static}\n- {name: prior, kind: prior_only}\n"), 0o644)
+	out := filepath.Join(dir, "out")
+	cmd := newRootCmd()
+	var so, se bytes.Buffer
+	cmd.SetOut(&so)
+	cmd.SetErr(&se)
+	cmd.SetArgs([]string{"eval", "replay", "--log", logDir, "--policies", "recommended", "--policies", specs, "--out", out})
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("eval replay: %v\n%s", err, se.String())
+	}
+	for _, want := range []string{"| static |", "| prior |", "| RATED-R (recommended) |", "300 of 300 decisions drawn at random"} {
+		if !strings.Contains(so.String(), want) {
+			t.Fatalf("output lacks %q:\n%s", want, so.String())
+		}
+	}
+	if strings.Contains(so.String(), "Warning") {
+		t.Fatalf("an exploring log was warned about:\n%s", so.String())
+	}
+	var doc struct {
+		Events    int `json:"events"`
+		Estimates []struct {
+			Policy string `json:"policy"`
+			IPS    struct{ Value, Low, High float64 }
+		} `json:"estimates"`
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "replay.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil || doc.Events != 300 || len(doc.Estimates) != 3 {
+		t.Fatalf("replay.json: %v, %d events, %d estimates", err, doc.Events, len(doc.Estimates))
+	}
+	for _, e := range doc.Estimates {
+		if !(e.IPS.Low <= e.IPS.Value && e.IPS.Value <= e.IPS.High) {
+			t.Fatalf("%s: IPS %+v", e.Policy, e.IPS)
+		}
+	}
+}

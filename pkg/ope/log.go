@@ -1,0 +1,256 @@
+// Package ope evaluates selection policies off-policy on decision logs (pkg/decisionlog, from
+// `rated serve` or `rated eval dynamic`): any pkg/bandit policy spec is replayed on the logged
+// decisions, and its value (the mean reward of its first choice per request) is estimated by
+// replay (rejection sampling), inverse propensity scoring (IPS), self-normalised IPS and doubly
+// robust, with 95% confidence intervals. docs/OPE.md says which estimator is valid on which log.
+package ope
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/rated-dev/rated/pkg/bandit"
+	"github.com/rated-dev/rated/pkg/catalog"
+	"github.com/rated-dev/rated/pkg/decisionlog"
+)
+
+// Rewards a log can be evaluated on.
+const (
+	// RewardAuto is the task outcome where one was reported, else the execution outcome: the
+	// reward the policies learn from (bandit.Feedback.Reward).
+	RewardAuto     = "auto"
+	RewardExecuted = "executed"
+	RewardTask     = "task"
+	// RewardServed is the simulator's truth (executed and relevant), whatever the protocol
+	// showed the policy.
+	RewardServed = "served"
+)
+
+// Event is one first-attempt decision of the log with the outcome of its chosen tool.
+type Event struct {
+	ID string
+	T  int64
+	// Context is the policy's context vector; Candidates the logged candidates (tool indices of
+	// Log.Tools) in their logged order.
+	Context    []float64
+	Candidates []bandit.Candidate
+	// Logged is the position the logging policy chose, Propensity its probabilities per
+	// position (what the log holds).
+	Logged     int
+	Propensity []float64
+	Feedback   bandit.Feedback
+	Reward     float64
+}
+
+// Log is a decision log prepared for evaluation: its events in decision order.
+type Log struct {
+	Events []Event
+	// Tools are the tool ids by index; Providers the provider index of each (catalog.ProviderKey
+	// from ReadOptions.Catalog; a tool absent from it is a provider of its own).
+	Tools     []string
+	Providers []int
+	Dim       int
+	// Policies counts the decisions per logging policy; Exploring those drawn at random.
+	Policies  map[string]int
+	Exploring int
+	// MinPropensity is the smallest positive propensity of any candidate (replay's acceptance
+	// scale).
+	MinPropensity float64
+	// Skipped counts decisions left out, by reason.
+	Skipped map[string]int
+	// TornTails lists files whose torn last line was skipped.
+	TornTails []string
+}
+
+// ReadOptions configures ReadLog.
+type ReadOptions struct {
+	// Reward is one of RewardAuto (default), RewardExecuted, RewardTask, RewardServed.
+	Reward string
+	// Catalog, when given, supplies the providers of the tools (policies pool evidence by
+	// provider); tools absent from it have none.
+	Catalog []catalog.Tool
+}
+
+// ReadLog reads decision-log files (in order; several replicas' logs may be given together:
+// decisions and outcomes are joined by id) and keeps every first-attempt decision whose chosen
+// tool has an outcome, ordered by decision time (the step clock, then the wall clock).
+func ReadLog(files []string, opts ReadOptions) (*Log, error) {
+	var recs []decisionlog.Record
+	st, err := decisionlog.ReadFiles(files, func(r decisionlog.Record) error {
+		recs = append(recs, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	l, err := FromRecords(recs, opts)
+	if err == nil && st.TornTail != "" {
+		l.TornTails = []string{st.TornTail}
+	}
+	return l, err
+}
+
+// FromRecords is ReadLog on records already read.
+func FromRecords(recs []decisionlog.Record, opts ReadOptions) (*Log, error) {
+	switch opts.Reward {
+	case "":
+		opts.Reward = RewardAuto
+	case RewardAuto, RewardExecuted, RewardTask, RewardServed:
+	default:
+		return nil, fmt.Errorf("reward %q: must be %s, %s, %s or %s", opts.Reward, RewardAuto, RewardExecuted, RewardTask, RewardServed)
+	}
+	type pending struct {
+		d     *decisionlog.Decision
+		order int
+	}
+	decisions := map[string]pending{}
+	outcomes := map[string]*decisionlog.Outcome{} // the chosen candidate's outcome per decision
+	var order []string
+	for _, r := range recs {
+		if d := r.Decision; d != nil {
+			if _, dup := decisions[d.ID]; dup {
+				return nil, fmt.Errorf("decision %s appears twice", d.ID)
+			}
+			decisions[d.ID] = pending{d, len(order)}
+			order = append(order, d.ID)
+		}
+		if o := r.Outcome; o != nil && o.Chosen {
+			outcomes[o.ID] = o
+		}
+	}
+	l := &Log{Policies: map[string]int{}, Skipped: map[string]int{}, MinPropensity: math.Inf(1), Dim: -1}
+	toolIndex := map[string]int{}
+	index := func(id string) int {
+		i, ok := toolIndex[id]
+		if !ok {
+			i = len(l.Tools)
+			toolIndex[id] = i
+			l.Tools = append(l.Tools, id)
+		}
+		return i
+	}
+	type timed struct {
+		ev    Event
+		when  time.Time
+		order int
+	}
+	var kept []timed
+	for _, id := range order {
+		p := decisions[id]
+		d := p.d
+		if d.Attempt > 0 {
+			l.Skipped["fallback attempt (its exclusions depend on the logging policy's first choice)"]++
+			continue
+		}
+		o := outcomes[id]
+		if o == nil {
+			l.Skipped["no outcome reported for the chosen tool"]++
+			continue
+		}
+		if o.Position != d.ChosenPosition || o.Tool != d.Chosen {
+			return nil, fmt.Errorf("decision %s: its chosen outcome is for %s at position %d, the decision chose %s at %d", id, o.Tool, o.Position, d.Chosen, d.ChosenPosition)
+		}
+		if d.Context == "" {
+			return nil, fmt.Errorf("decision %s has no context vector: the log was written without --decision-log-context, and a policy cannot be replayed without it", id)
+		}
+		ctx, err := decisionlog.DecodeContext(d.Context, d.ContextDim)
+		if err != nil {
+			return nil, fmt.Errorf("decision %s: %w", id, err)
+		}
+		if l.Dim < 0 {
+			l.Dim = d.ContextDim
+		} else if d.ContextDim != l.Dim {
+			return nil, fmt.Errorf("decision %s: context dimension %d, earlier decisions %d (one log, one retriever)", id, d.ContextDim, l.Dim)
+		}
+		ev := Event{ID: id, T: d.T, Logged: d.ChosenPosition, Context: make([]float64, len(ctx)),
+			Feedback: bandit.Feedback{Executed: o.Executed}}
+		for i, v := range ctx {
+			ev.Context[i] = float64(v)
+		}
+		sum := 0.0
+		for i, c := range d.Candidates {
+			if !(c.Propensity >= 0 && c.Propensity <= 1) {
+				return nil, fmt.Errorf("decision %s: candidate %d has propensity %v", id, i, c.Propensity)
+			}
+			sum += c.Propensity
+			if c.Propensity > 0 {
+				l.MinPropensity = math.Min(l.MinPropensity, c.Propensity)
+			}
+			ev.Candidates = append(ev.Candidates, bandit.Candidate{Tool: index(c.Tool), Sem: c.Semantic, Prior: c.Prior, Relevance: c.Calibrated})
+			ev.Propensity = append(ev.Propensity, c.Propensity)
+		}
+		if math.Abs(sum-1) > 1e-6 {
+			return nil, fmt.Errorf("decision %s: propensities sum to %v, not 1", id, sum)
+		}
+		if ev.Propensity[ev.Logged] <= 0 {
+			return nil, fmt.Errorf("decision %s: the chosen candidate has propensity %v", id, ev.Propensity[ev.Logged])
+		}
+		if o.TaskSuccess != nil {
+			ev.Feedback.TaskKnown, ev.Feedback.Task = true, *o.TaskSuccess
+		}
+		switch opts.Reward {
+		case RewardAuto:
+			ev.Reward = ev.Feedback.Reward()
+		case RewardExecuted:
+			ev.Reward = b2f(o.Executed)
+		case RewardTask:
+			if o.TaskSuccess == nil {
+				l.Skipped["no task outcome (reward task)"]++
+				continue
+			}
+			ev.Reward = b2f(*o.TaskSuccess)
+		case RewardServed:
+			if o.Served == nil {
+				return nil, fmt.Errorf("decision %s: reward served needs a simulator log (outcomes with \"served\")", id)
+			}
+			ev.Reward = b2f(*o.Served)
+		}
+		l.Policies[d.Policy]++
+		if d.Explores {
+			l.Exploring++
+		}
+		var when time.Time
+		if d.Time != nil {
+			when = *d.Time
+		}
+		kept = append(kept, timed{ev, when, p.order})
+	}
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("decision log: no first-attempt decision with an outcome of its chosen tool (skipped: %v)", l.Skipped)
+	}
+	sort.SliceStable(kept, func(i, j int) bool {
+		a, b := kept[i], kept[j]
+		if a.ev.T != b.ev.T {
+			return a.ev.T < b.ev.T
+		}
+		return a.when.Before(b.when)
+	})
+	for _, k := range kept {
+		l.Events = append(l.Events, k.ev)
+	}
+	providerOf := map[string]string{}
+	for i := range opts.Catalog {
+		providerOf[opts.Catalog[i].ID] = catalog.ProviderKey(&opts.Catalog[i])
+	}
+	provIndex := map[string]int{}
+	for _, id := range l.Tools {
+		key, ok := providerOf[id]
+		if !ok {
+			key = "tool:" + id // a provider of its own, as catalog.ProviderKey gives a tool without endpoints
+		}
+		if _, ok := provIndex[key]; !ok {
+			provIndex[key] = len(provIndex)
+		}
+		l.Providers = append(l.Providers, provIndex[key])
+	}
+	return l, nil
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
