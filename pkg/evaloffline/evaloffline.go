@@ -49,11 +49,12 @@ type Config struct {
 }
 
 // DefaultMeasures are the columns of Table 1: the paper's MRR, Recall@1 and Recall@5, plus
-// Recall@10, Hit@1, Hit@5 and nDCG@10.
+// Recall@10, Hit@1, Hit@5, nDCG@10, MAP and P@5.
 func DefaultMeasures() []metrics.Measure {
 	return []metrics.Measure{
 		{Kind: metrics.RR}, {Kind: metrics.Recall, K: 1}, {Kind: metrics.Recall, K: 5}, {Kind: metrics.Recall, K: 10},
 		{Kind: metrics.Hit, K: 1}, {Kind: metrics.Hit, K: 5}, {Kind: metrics.NDCG, K: 10},
+		{Kind: metrics.AP}, {Kind: metrics.Precision, K: 5},
 	}
 }
 
@@ -70,9 +71,15 @@ type Result struct {
 	Split     string   `json:"split"`
 	Depth     int      `json:"depth"`
 	Measures  []string `json:"measures"`
-	Baseline  string   `json:"baseline,omitempty"`
-	Rounds    int      `json:"randomisation_rounds"`
-	Seed      uint64   `json:"seed"`
+	// IRMeasures names each measure of Measures as ir_measures and ranx do (RR, R@5, nDCG@10,
+	// AP, P@5, Success@1), in the same order.
+	IRMeasures []string `json:"ir_measures"`
+	// TrecEval names each measure as trec_eval and pytrec_eval do (recip_rank, recall_5, map,
+	// P_5), in the same order ("" where trec_eval has none).
+	TrecEval []string `json:"trec_eval"`
+	Baseline string   `json:"baseline,omitempty"`
+	Rounds   int      `json:"randomisation_rounds"`
+	Seed     uint64   `json:"seed"`
 	// Queries are the evaluated query ids, in queries.jsonl order.
 	Queries []string `json:"queries"`
 	// NoRelevant are the query ids of the split whose qrels hold no relevant tool (not evaluated).
@@ -218,6 +225,8 @@ func Run(env Env, benchName string, reg *Registry, cfg Config) (*Result, error) 
 		Queries: []string{}, NoRelevant: []string{}}
 	for _, m := range cfg.Measures {
 		res.Measures = append(res.Measures, m.String())
+		res.IRMeasures = append(res.IRMeasures, m.IRMeasuresName())
+		res.TrecEval = append(res.TrecEval, m.TrecEvalName())
 	}
 	var texts []string
 	for _, q := range b.Queries {

@@ -155,7 +155,7 @@ func TestRegistryFamilies(t *testing.T) {
 
 func TestTrecEvalArgs(t *testing.T) {
 	got := TrecEvalArgs(DefaultMeasures())
-	want := "-m recip_rank -m recall.1,5,10 -m success.1,5 -m ndcg_cut.10"
+	want := "-m recip_rank -m recall.1,5,10 -m success.1,5 -m ndcg_cut.10 -m map -m P.5"
 	if got != want {
 		t.Errorf("TrecEvalArgs = %q, want %q", got, want)
 	}
