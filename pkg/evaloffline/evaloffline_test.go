@@ -227,3 +227,22 @@ func deref(p *float64) any {
 	}
 	return *p
 }
+
+func TestEnglishBM25Registry(t *testing.T) {
+	reg := NewLexicalRegistry()
+	r, err := reg.Build("bm25-en", Env{Bench: tinyBench()})
+	if err != nil || r.Name() != "BM25 (English, k1=0.9, b=0.4)" {
+		t.Fatalf("bm25-en: %v, %v", r, err)
+	}
+	if r, err = reg.Build("bm25-en:b=0.75", Env{Bench: tinyBench()}); err != nil || r.Name() != "BM25 (English, k1=0.9, b=0.75)" {
+		t.Fatalf("bm25-en:b=0.75: %v, %v", r, err)
+	}
+	if _, err := reg.Build("bm25-en:eps=0.2", Env{Bench: tinyBench()}); err == nil {
+		t.Error("bm25-en accepted eps")
+	}
+	// "posts" and "posting" stem to the tool's "post"; "channels" to "channel".
+	c, _ := r.Search("postings to slack channels", 2)
+	if len(c) == 0 || c[0].ID != "slack" {
+		t.Errorf("stemmed search ranked %+v first, want slack", c)
+	}
+}
