@@ -10,6 +10,19 @@ import (
 	"github.com/rated-dev/rated/pkg/metrics"
 )
 
+// offlineRegistry is every retriever eval offline and reproduce know: the lexical baselines, the
+// dense:, sparse:, rated-*: and rrf: families. The ONNX Runtime library is loaded only when a
+// retriever that needs it is built.
+func offlineRegistry() (*evaloffline.Registry, error) {
+	reg := evaloffline.NewLexicalRegistry()
+	for _, register := range []func(*evaloffline.Registry) error{evaloffline.RegisterDense, evaloffline.RegisterSparse, evaloffline.RegisterRATED, evaloffline.RegisterFusion} {
+		if err := register(reg); err != nil {
+			return nil, err
+		}
+	}
+	return reg, nil
+}
+
 // newEvalOfflineCmd builds `rated eval offline`: Table 1 (pkg/evaloffline).
 func newEvalOfflineCmd() *cobra.Command {
 	def := evaloffline.DefaultConfig()
@@ -48,15 +61,10 @@ OpenAI-compatible endpoint: dense:openai:http://127.0.0.1:8080/v1#MODEL.`,
 			if err != nil {
 				return err
 			}
-			reg := evaloffline.NewLexicalRegistry()
-			// The ONNX Runtime library is loaded only when a dense: retriever is built.
-			if err := evaloffline.RegisterDense(reg); err != nil {
+			reg, err := offlineRegistry()
+			if err != nil {
 				return err
 			}
-			if err := evaloffline.RegisterRATED(reg); err != nil {
-				return err
-			}
-			// Register other retrievers here (rerankers, RATED variants).
 			if list {
 				fmt.Fprintln(cmd.OutOrStdout(), strings.Join(reg.Names(), "\n"))
 				return nil

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+
+	"github.com/rated-dev/rated/pkg/provenance"
 )
 
 // Options configures how a model folder is run.
@@ -211,7 +213,10 @@ func (m *Model) Uncached() Encoder { return uncachedModel{m} }
 type uncachedModel struct{ m *Model }
 
 func (u uncachedModel) Name() string { return u.m.Name() }
-func (u uncachedModel) Dim() int     { return u.m.Dim() }
+
+// EncoderIdentity is the model's: skipping the cache changes no embedding.
+func (u uncachedModel) EncoderIdentity() provenance.Encoder { return u.m.EncoderIdentity() }
+func (u uncachedModel) Dim() int                            { return u.m.Dim() }
 func (u uncachedModel) EncodeQueries(texts []string) ([][]float32, error) {
 	return u.m.encode(TowerQuery, texts, false, nil)
 }

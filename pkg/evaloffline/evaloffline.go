@@ -141,25 +141,9 @@ func finite(x float64) *float64 {
 	return &x
 }
 
-// batchSearcher is implemented by retrievers with a faster (parallel or batched) path.
-type batchSearcher interface {
-	SearchBatch(queries []string, k int) ([][]retrieve.Candidate, error)
-}
-
 // searchAll runs every query through r, batched when r supports it.
 func searchAll(r retrieve.Retriever, queries []string, k int) ([][]retrieve.Candidate, error) {
-	if b, ok := r.(batchSearcher); ok {
-		return b.SearchBatch(queries, k)
-	}
-	out := make([][]retrieve.Candidate, len(queries))
-	for i, q := range queries {
-		c, err := r.Search(q, k)
-		if err != nil {
-			return nil, fmt.Errorf("query %d: %w", i, err)
-		}
-		out[i] = c
-	}
-	return out, nil
+	return retrieve.SearchAll(r, queries, k)
 }
 
 // validate checks cfg against the registry and the benchmark before any retriever is built.

@@ -13,6 +13,7 @@ import (
 	"github.com/rated-dev/rated/pkg/bench"
 	"github.com/rated-dev/rated/pkg/defaultbench"
 	"github.com/rated-dev/rated/pkg/metrics"
+	"github.com/rated-dev/rated/pkg/retrieve"
 )
 
 // tinyBench: four tools; q1 and q2 name their tool's unique words, q3 matches nothing, q4 has
@@ -142,7 +143,7 @@ func TestRegistryFamilies(t *testing.T) {
 	if r.Name() != "BM25 (k1=1.2, b=0.5)" {
 		t.Errorf("name %q", r.Name())
 	}
-	if _, ok := r.(batchSearcher); !ok {
+	if _, ok := r.(retrieve.BatchSearcher); !ok {
 		t.Error("wrapped BM25 lost its batch search")
 	}
 	if reg.Has("bm25:") || reg.Has("dense:x") || !reg.Has("tfidf-sublinear") {
@@ -171,9 +172,15 @@ func TestDefaultBenchMatchesPytrecEval(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
-	cfg.Retrievers = []string{"bm25", "tfidf", "tfidf-sublinear"}
+	// rrf's fused scores tie often (1/61 + 1/63 from either side): the written float32 scores and
+	// trec_eval's tie order must give pytrec_eval the same ranking.
+	cfg.Retrievers = []string{"bm25", "tfidf", "tfidf-sublinear", "bm25-en", "rrf:bm25-en+tfidf"}
 	cfg.Rounds = 2000
-	res, err := Run(Env{Bench: b}, "default", NewLexicalRegistry(), cfg)
+	reg := NewLexicalRegistry()
+	if err := RegisterFusion(reg); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(Env{Bench: b}, "default", reg, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +188,11 @@ func TestDefaultBenchMatchesPytrecEval(t *testing.T) {
 	if err := WriteOutputs(out, res); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(python, filepath.Join("testdata", "check_outputs.py"), out, "test", "bm25", "tfidf", "tfidf-sublinear")
+	names := []string{"bm25"}
+	for _, r := range cfg.Retrievers[1:] {
+		names = append(names, strings.TrimSuffix(RunFileName(r), ".trec"))
+	}
+	cmd := exec.Command(python, append([]string{filepath.Join("testdata", "check_outputs.py"), out, "test"}, names...)...)
 	cmd.Stderr = os.Stderr
 	raw, err := cmd.Output()
 	if err != nil {
@@ -196,7 +207,7 @@ func TestDefaultBenchMatchesPytrecEval(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, sys := range res.Systems {
-		r := ref[sys.Name]
+		r := ref[strings.TrimSuffix(RunFileName(sys.Name), ".trec")]
 		if len(r.PerQuery) != len(res.Queries) {
 			t.Fatalf("%s: pytrec_eval saw %d queries, rated %d", sys.Name, len(r.PerQuery), len(res.Queries))
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rated-dev/rated/pkg/bench"
+	"github.com/rated-dev/rated/pkg/provenance"
 	"github.com/rated-dev/rated/pkg/retrieve"
 )
 
@@ -204,4 +205,62 @@ func (n namedRetriever) Name() string { return n.name }
 // SearchBatch forwards to the wrapped retriever's batch search when it has one.
 func (n namedRetriever) SearchBatch(queries []string, k int) ([][]retrieve.Candidate, error) {
 	return searchAll(n.Retriever, queries, k)
+}
+
+// RegisterFusion adds the "rrf:" family: "rrf:A+B[+C…]" fuses the registry retrievers A, B, …
+// (each built as on its own, e.g. rrf:bm25-en+dense:bge-small-en-v1.5) by reciprocal-rank fusion
+// (retrieve.RRF, k = 60, each part searched to at least depth 100). The parts are closed with
+// the fused retriever.
+func RegisterFusion(reg *Registry) error {
+	return reg.Register("rrf:", "reciprocal-rank fusion of registry retrievers joined by +, e.g. rrf:bm25-en+dense:bge-small-en-v1.5", func(env Env, arg string) (retrieve.Retriever, error) {
+		var parts []retrieve.Retriever
+		closeAll := func() {
+			for _, p := range parts {
+				if c, ok := p.(io.Closer); ok {
+					c.Close()
+				}
+			}
+		}
+		for _, name := range strings.Split(arg, "+") {
+			if !reg.Has(name) {
+				closeAll()
+				return nil, fmt.Errorf("part %q: unknown retriever", name)
+			}
+			p, err := reg.Build(name, env)
+			if err != nil {
+				closeAll()
+				return nil, err
+			}
+			parts = append(parts, p)
+		}
+		f, err := retrieve.NewRRF(parts...)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		return fused{f, parts, closeAll}, nil
+	})
+}
+
+// fused is a fusion that closes its parts and reports the first encoder among them.
+type fused struct {
+	*retrieve.RRF
+	parts    []retrieve.Retriever
+	closeAll func()
+}
+
+// Close closes every part.
+func (f fused) Close() error {
+	f.closeAll()
+	return nil
+}
+
+// EncoderIdentity is the encoder of the first dense part (lexical parts have none).
+func (f fused) EncoderIdentity() provenance.Encoder {
+	for _, p := range f.parts {
+		if e := provenance.EncoderOf(p); e != nil {
+			return *e
+		}
+	}
+	return provenance.Encoder{Name: f.Name()}
 }
