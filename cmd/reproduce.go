@@ -97,7 +97,7 @@ all-MiniLM-L6-v2 as the encoder, compared with pkg/reproduce/expected/ecoagent.j
 					if len(retrievers) == 0 {
 						retrievers = rb.retrievers
 					}
-					reg, err := offlineRegistry()
+					reg, err := offlineRegistry(nil, h)
 					if err != nil {
 						return err
 					}

@@ -192,20 +192,7 @@ func TestDefaultBenchMatchesPytrecEval(t *testing.T) {
 	for _, r := range cfg.Retrievers[1:] {
 		names = append(names, strings.TrimSuffix(RunFileName(r), ".trec"))
 	}
-	cmd := exec.Command(python, append([]string{filepath.Join("testdata", "check_outputs.py"), out, "test"}, names...)...)
-	cmd.Stderr = os.Stderr
-	raw, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("check_outputs.py: %v", err)
-	}
-	var ref map[string]struct {
-		Mean     map[string]float64            `json:"mean"`
-		PerQuery map[string]map[string]float64 `json:"per_query"`
-		PTTestRR *float64                      `json:"p_ttest_rr"`
-	}
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		t.Fatal(err)
-	}
+	ref := checkOutputs(t, python, out, names...)
 	for _, sys := range res.Systems {
 		r := ref[strings.TrimSuffix(RunFileName(sys.Name), ".trec")]
 		if len(r.PerQuery) != len(res.Queries) {
@@ -256,4 +243,28 @@ func TestEnglishBM25Registry(t *testing.T) {
 	if len(c) == 0 || c[0].ID != "slack" {
 		t.Errorf("stemmed search ranked %+v first, want slack", c)
 	}
+}
+
+// pytrecRef is one system's figures recomputed by testdata/check_outputs.py.
+type pytrecRef struct {
+	Mean     map[string]float64            `json:"mean"`
+	PerQuery map[string]map[string]float64 `json:"per_query"`
+	PTTestRR *float64                      `json:"p_ttest_rr"`
+}
+
+// checkOutputs runs testdata/check_outputs.py on the files written to out for the run files
+// names (the first is the t-test baseline) and returns its figures by name.
+func checkOutputs(t *testing.T, python, out string, names ...string) map[string]pytrecRef {
+	t.Helper()
+	cmd := exec.Command(python, append([]string{filepath.Join("testdata", "check_outputs.py"), out, "test"}, names...)...)
+	cmd.Stderr = os.Stderr
+	raw, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("check_outputs.py: %v", err)
+	}
+	var ref map[string]pytrecRef
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		t.Fatal(err)
+	}
+	return ref
 }

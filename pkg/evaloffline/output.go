@@ -143,6 +143,10 @@ func Table(res *Result) *report.Table {
 	}
 	t.Notes = append(t.Notes, fmt.Sprintf("Queries: the %d queries of qrels/%s.tsv with at least one relevant tool (grade > 0). %d queries whose qrels list no relevant tool are not evaluated (they would score 0 for every retriever); queries absent from qrels/%s.tsv belong to other splits.",
 		len(res.Queries), res.Split, len(res.NoRelevant), res.Split))
+	if res.SampledFrom > 0 {
+		t.Notes[len(t.Notes)-1] = fmt.Sprintf("Queries: a sample of %d (seed %d) of the %d queries of qrels/%s.tsv with at least one relevant tool (grade > 0), listed in table1.json. %d queries whose qrels list no relevant tool are not evaluated.",
+			len(res.Queries), res.Seed, res.SampledFrom, res.Split, len(res.NoRelevant))
+	}
 	if len(recall) > 0 {
 		t.Notes = append(t.Notes, strings.Join(recall, ", ")+": fraction of the query's relevant tools found in the top k (trec_eval recall.k).")
 	}
@@ -178,6 +182,12 @@ func Table(res *Result) *report.Table {
 		}
 		if most > 0 && most < res.Depth {
 			short = append(short, fmt.Sprintf("%s (%d)", sys.Label, most))
+		}
+	}
+	for _, sys := range res.Systems {
+		if l := sys.Latency; l != nil {
+			t.Notes = append(t.Notes, fmt.Sprintf("%s: %s %.3f at %.0f ms per query on average (P95 %.0f ms) for the model's answer, %d queries (%d answered in this run, the rest read from the answer journal with the time recorded when they were asked).",
+				sys.Label, res.Measures[0], sys.Mean[res.Measures[0]], l.MeanMS, l.P95MS, l.Queries, l.Fresh))
 		}
 	}
 	if len(short) > 0 {
