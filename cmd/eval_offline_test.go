@@ -99,7 +99,7 @@ func TestEvalOfflineCommandErrors(t *testing.T) {
 		{"qrels row with two columns", with("qrels/test.tsv", "q1\tslack\n"), nil, "qrels/test.tsv:1: want 3 tab-separated columns"},
 		{"missing split", good, []string{"--split", "dev"}, `split "dev": no qrels/dev.tsv (have test)`},
 		{"unknown retriever", good, []string{"--retrievers", "bm25,splade"}, `unknown retriever "splade"`},
-		{"bad measure", good, []string{"--measures", "MRR,P@5"}, `measure "P@5"`},
+		{"bad measure", good, []string{"--measures", "MRR,Q@5"}, `measure "Q@5"`},
 		{"no relevant tool in the split", with("qrels/test.tsv", "q1\tslack\t0\n"), nil, "no query has a relevant tool"},
 	}
 	for _, c := range cases {
