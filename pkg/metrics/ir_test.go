@@ -247,3 +247,18 @@ func TestIRMatchesPytrecEval(t *testing.T) {
 	}
 	t.Logf("%d queries (%d without a relevant document, %d empty runs), %d measures each", nq, noRelevant, emptyRuns, len(measures))
 }
+
+// The names a measure goes by in rated's tables, ir_measures and trec_eval.
+func ExampleMeasure_IRMeasuresName() {
+	for _, s := range []string{"MRR", "Recall@5", "nDCG@10", "MAP", "P@5", "Hit@1"} {
+		m, _ := ParseMeasure(s)
+		fmt.Println(m, m.IRMeasuresName(), m.TrecEvalName())
+	}
+	// Output:
+	// MRR RR recip_rank
+	// Recall@5 R@5 recall_5
+	// nDCG@10 nDCG@10 ndcg_cut_10
+	// MAP AP map
+	// P@5 P@5 P_5
+	// Hit@1 Success@1 success_1
+}
