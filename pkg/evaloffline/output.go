@@ -117,8 +117,13 @@ func Table(res *Result) *report.Table {
 		row := []string{sys.Label}
 		for _, m := range res.Measures {
 			cell := strconv.FormatFloat(sys.Mean[m], 'f', 3, 64)
+			// A star is earned: significantly above the baseline; significantly below is †.
 			if st, ok := sys.Tests[m]; ok && st.PTTest != nil && *st.PTTest < 0.05 {
-				cell += "*"
+				if st.MeanDiff > 0 {
+					cell += "*"
+				} else {
+					cell += "†"
+				}
 			}
 			row = append(row, cell)
 		}
@@ -194,7 +199,7 @@ func Table(res *Result) *report.Table {
 		t.Notes = append(t.Notes, fmt.Sprintf("Runs shorter than the depth %d, by design (a reranker scores only its first stage's head; RATED ranks only the dense top-K): %s tools at most per query. Their MRR and MAP count a relevant tool only within those.", res.Depth, strings.Join(short, ", ")))
 	}
 	if res.Baseline != "" {
-		t.Notes = append(t.Notes, fmt.Sprintf("p: two-sided paired tests over the %d per-query values against %s: Student's paired t-test and a sign-flip randomisation test (%d rounds, seed %d). * marks a measure where the paired t-test gives p < 0.05 against %s. All p-values per measure: table1.json.",
+		t.Notes = append(t.Notes, fmt.Sprintf("p: two-sided paired tests over the %d per-query values against %s: Student's paired t-test and a sign-flip randomisation test (%d rounds, seed %d). * marks a measure significantly above %s (paired t-test p < 0.05), † one significantly below. All p-values per measure: table1.json.",
 			len(res.Queries), baseLabel, res.Rounds, res.Seed, baseLabel))
 	}
 	t.Notes = append(t.Notes, fmt.Sprintf("Rankings are those of runs/<retriever>.trec read by trec_eval (score descending, ties by tool id descending); check with: trec_eval -c %s %s runs/<retriever>.trec", TrecEvalArgs(res.measures), QrelsFileName(res.Split)))
