@@ -91,6 +91,9 @@ func Open(dir string, opts Options) (*Model, error) {
 	if cfg.Kind != KindBiEncoder {
 		return nil, fmt.Errorf("%s: kind %s is not an embedding model (use retrieve.NewCrossEncoder)", filepath.Join(dir, ConfigFile), cfg.Kind)
 	}
+	if cfg.BatchTokens > 0 {
+		opts.BatchTokens = min(opts.BatchTokens, cfg.BatchTokens)
+	}
 	if err := verifyRecorded(dir, cfg, func(path string) (string, error) { return opts.Runtime.digests.sum(path, nil) }); err != nil {
 		return nil, err
 	}

