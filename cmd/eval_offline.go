@@ -40,7 +40,7 @@ type rerankFlags struct {
 }
 
 func (r *rerankFlags) registerFlags(f *pflag.FlagSet) {
-	f.StringVar(&r.config, "rerank-config", "", "LLM configuration of the llm-rerank: retrievers (timeouts, retries, endpoint; default: configs/llm.yaml, embedded)")
+	f.StringVar(&r.config, "rerank-config", "", "LLM configuration of the llm-rerank: retrievers (endpoint, model, timeouts, retries; default: configs/"+RerankGenerator+", embedded: the EcoAgent generator, started with rated llm up --config on that file)")
 	f.StringVar(&r.endpoint, "rerank-llm", "", "OpenAI-compatible endpoint and model of the llm-rerank: retrievers, URL#MODEL (default: the configuration's)")
 	f.IntVar(&r.depth, "rerank-depth", llmrerank.DefaultConfig().Depth, "first-stage candidates the LLM reranks")
 	f.IntVar(&r.concurrent, "rerank-concurrency", 1, "LLM requests in flight at once (the server's parallel slots)")
@@ -49,7 +49,7 @@ func (r *rerankFlags) registerFlags(f *pflag.FlagSet) {
 // register adds llm-rerank: with the client the flags describe; answers are journalled under
 // <home>/cache/rerank/<model>.jsonl.
 func (r *rerankFlags) register(reg *evaloffline.Registry, h home.Home) error {
-	lc, _, err := loadLLMConfig(r.config)
+	lc, _, err := loadCandidateConfig(r.config, RerankGenerator)
 	if err != nil {
 		return fmt.Errorf("--rerank-config: %w", err)
 	}

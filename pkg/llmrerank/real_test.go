@@ -15,9 +15,9 @@ import (
 	"github.com/rated-dev/rated/pkg/synth"
 )
 
-// TestRealLLMReranks reranks the BM25 top 5 of two default-benchmark queries with the local LLM
-// that `rated setup llm` installs (configs/llm.yaml), started with scripts/llm-up when it is not
-// running. It skips (fails under RATED_REQUIRE_ASSETS=1) only when the server or the weights are
+// TestRealLLMReranks reranks the BM25 top 5 of two default-benchmark queries with the EcoAgent
+// generator (configs/llm-candidates/qwen2.5-coder-1.5b.yaml, the reranker's default) that `rated
+// setup llm` installs, started with scripts/llm-up on that configuration when it is not running. It skips (fails under RATED_REQUIRE_ASSETS=1) only when the server or the weights are
 // not installed, and checks what a real model's answers must give: each list is a reordering of
 // the first stage's head, every answer is journalled with its time, and a rerun asks nothing.
 func TestRealLLMReranks(t *testing.T) {
@@ -25,18 +25,19 @@ func TestRealLLMReranks(t *testing.T) {
 		t.Skip("runs the real local LLM")
 	}
 	root, assets := testassets.Root(t), testassets.Dir(t)
-	lc, err := synth.LoadLLMConfig(filepath.Join(root, "configs", "llm.yaml"), nil)
+	cfgPath := filepath.Join(root, "configs", "llm-candidates", "qwen2.5-coder-1.5b.yaml")
+	lc, err := synth.LoadLLMConfig(cfgPath, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	testassets.Need(t, "Ollama server (rated setup llm)", filepath.Join(assets, "llm", "bin", "ollama"))
-	testassets.Need(t, "LLM weights (rated setup llm)", filepath.Join(assets, lc.GGUF))
+	testassets.Need(t, "LLM weights (rated setup llm, 45-llm-generator.sh)", filepath.Join(assets, lc.GGUF))
 	if resp, err := (&http.Client{Timeout: 3 * time.Second}).Get(lc.ResolvedBaseURL() + "/models"); err == nil {
 		resp.Body.Close()
 	} else {
 		script := func(name string) *exec.Cmd {
 			c := exec.Command(filepath.Join(root, "scripts", name))
-			c.Env = append(os.Environ(), "RATED_HOME="+assets)
+			c.Env = append(os.Environ(), "RATED_HOME="+assets, "RATED_LLM_CONFIG="+cfgPath)
 			return c
 		}
 		if out, err := script("llm-up").CombinedOutput(); err != nil {
