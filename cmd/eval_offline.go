@@ -2,14 +2,82 @@ package cmd
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/rated-dev/rated/internal/outdir"
 	"github.com/rated-dev/rated/pkg/evaloffline"
+	"github.com/rated-dev/rated/pkg/home"
+	"github.com/rated-dev/rated/pkg/llmrerank"
 	"github.com/rated-dev/rated/pkg/metrics"
+	"github.com/rated-dev/rated/pkg/synth"
 )
+
+// offlineRegistry is every retriever eval offline and reproduce know: the lexical baselines, the
+// dense:, sparse:, rated-*: and rrf: families, and llm-rerank: when rerank is set. The ONNX
+// Runtime library is loaded, and the LLM asked, only when a retriever that needs them is built.
+func offlineRegistry(rerank *rerankFlags, h home.Home) (*evaloffline.Registry, error) {
+	reg := evaloffline.NewLexicalRegistry()
+	for _, register := range []func(*evaloffline.Registry) error{evaloffline.RegisterDense, evaloffline.RegisterSparse, evaloffline.RegisterRATED, evaloffline.RegisterFusion} {
+		if err := register(reg); err != nil {
+			return nil, err
+		}
+	}
+	if rerank != nil {
+		if err := rerank.register(reg, h); err != nil {
+			return nil, err
+		}
+	}
+	return reg, nil
+}
+
+// rerankFlags configure the llm-rerank: retrievers.
+type rerankFlags struct {
+	config, endpoint  string
+	depth, concurrent int
+}
+
+func (r *rerankFlags) registerFlags(f *pflag.FlagSet) {
+	f.StringVar(&r.config, "rerank-config", "", "LLM configuration of the llm-rerank: retrievers (endpoint, model, timeouts, retries; default: configs/"+RerankGenerator+", embedded: the EcoAgent generator, started with rated llm up --config on that file)")
+	f.StringVar(&r.endpoint, "rerank-llm", "", "OpenAI-compatible endpoint and model of the llm-rerank: retrievers, URL#MODEL (default: the configuration's)")
+	f.IntVar(&r.depth, "rerank-depth", llmrerank.DefaultConfig().Depth, "first-stage candidates the LLM reranks")
+	f.IntVar(&r.concurrent, "rerank-concurrency", 1, "LLM requests in flight at once (the server's parallel slots)")
+}
+
+// register adds llm-rerank: with the client the flags describe; answers are journalled under
+// <home>/cache/rerank/<model>.jsonl.
+func (r *rerankFlags) register(reg *evaloffline.Registry, h home.Home) error {
+	lc, _, err := loadCandidateConfig(r.config, RerankGenerator)
+	if err != nil {
+		return fmt.Errorf("--rerank-config: %w", err)
+	}
+	cc := lc.ClientConfig()
+	if r.endpoint != "" {
+		url, model, ok := strings.Cut(r.endpoint, "#")
+		if !ok || url == "" || model == "" || !strings.HasPrefix(url, "http") {
+			return fmt.Errorf("--rerank-llm %q: want URL#MODEL, e.g. http://127.0.0.1:18436/v1#qwen2.5-coder-1.5b", r.endpoint)
+		}
+		cc.BaseURL, cc.Model = url, model
+	}
+	// A ranking must not depend on sampling.
+	cc.Temperature = 0
+	gen, err := synth.NewClient(cc, &http.Client{})
+	if err != nil {
+		return err
+	}
+	cfg := llmrerank.DefaultConfig()
+	cfg.Depth, cfg.Concurrency, cfg.MaxTokens = r.depth, r.concurrent, max(cfg.MaxTokens, 8*r.depth)
+	safe := strings.Map(func(c rune) rune {
+		if c == '/' || c == ':' || c == ' ' || c == '\\' {
+			return '_'
+		}
+		return c
+	}, cc.Model)
+	return evaloffline.RegisterLLMRerank(reg, gen, h.Path("cache", "rerank", safe+".jsonl"), cfg)
+}
 
 // newEvalOfflineCmd builds `rated eval offline`: Table 1 (pkg/evaloffline).
 func newEvalOfflineCmd() *cobra.Command {
@@ -21,6 +89,8 @@ func newEvalOfflineCmd() *cobra.Command {
 		seed                              uint64
 		list                              bool
 		enc                               encodingFlags
+		rerank                            rerankFlags
+		sample                            int
 	)
 	var defMeasures []string
 	for _, m := range def.Measures {
@@ -49,15 +119,10 @@ OpenAI-compatible endpoint: dense:openai:http://127.0.0.1:8080/v1#MODEL.`,
 			if err != nil {
 				return err
 			}
-			reg := evaloffline.NewLexicalRegistry()
-			// The ONNX Runtime library is loaded only when a dense: retriever is built.
-			if err := evaloffline.RegisterDense(reg); err != nil {
+			reg, err := offlineRegistry(&rerank, h)
+			if err != nil {
 				return err
 			}
-			if err := evaloffline.RegisterRATED(reg); err != nil {
-				return err
-			}
-			// Register other retrievers here (rerankers, RATED variants).
 			if list {
 				fmt.Fprintln(cmd.OutOrStdout(), strings.Join(reg.Names(), "\n"))
 				return nil
@@ -65,7 +130,7 @@ OpenAI-compatible endpoint: dense:openai:http://127.0.0.1:8080/v1#MODEL.`,
 			if outDir == "" {
 				return fmt.Errorf("eval offline: --out is required")
 			}
-			cfg := evaloffline.Config{Split: split, Retrievers: retrievers, Baseline: baseline, Depth: depth, Rounds: rounds, Seed: seed}
+			cfg := evaloffline.Config{Split: split, Retrievers: retrievers, Baseline: baseline, Depth: depth, Rounds: rounds, Seed: seed, Sample: sample}
 			for _, s := range measures {
 				m, err := metrics.ParseMeasure(s)
 				if err != nil {
@@ -123,6 +188,8 @@ OpenAI-compatible endpoint: dense:openai:http://127.0.0.1:8080/v1#MODEL.`,
 	f.IntVar(&rounds, "rounds", def.Rounds, "sign assignments of the randomisation test")
 	f.Uint64Var(&seed, "seed", def.Seed, "seed of the randomisation test")
 	enc.register(f)
+	rerank.registerFlags(f)
+	f.IntVar(&sample, "sample", 0, "evaluate a seeded sample of this many of the split's queries (0: all), e.g. for the costly llm-rerank: rows")
 	f.BoolVar(&list, "list", false, "list the available retrievers and exit")
 	return cmd
 }

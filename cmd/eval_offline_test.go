@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rated-dev/rated/pkg/synth"
 )
 
 // writeBench writes a small benchmark in the BEIR layout; files maps a path to its content.
@@ -99,7 +101,7 @@ func TestEvalOfflineCommandErrors(t *testing.T) {
 		{"qrels row with two columns", with("qrels/test.tsv", "q1\tslack\n"), nil, "qrels/test.tsv:1: want 3 tab-separated columns"},
 		{"missing split", good, []string{"--split", "dev"}, `split "dev": no qrels/dev.tsv (have test)`},
 		{"unknown retriever", good, []string{"--retrievers", "bm25,splade"}, `unknown retriever "splade"`},
-		{"bad measure", good, []string{"--measures", "MRR,P@5"}, `measure "P@5"`},
+		{"bad measure", good, []string{"--measures", "MRR,Q@5"}, `measure "Q@5"`},
 		{"no relevant tool in the split", with("qrels/test.tsv", "q1\tslack\t0\n"), nil, "no query has a relevant tool"},
 	}
 	for _, c := range cases {
@@ -118,5 +120,21 @@ func TestEvalOfflineCommandErrors(t *testing.T) {
 	}
 	if _, _, err := runRated("eval", "offline"); err == nil || !strings.Contains(err.Error(), "--out is required") {
 		t.Errorf("missing --out: %v", err)
+	}
+}
+
+// TestRerankDefaultIsTheChosenGenerator: without --rerank-config the reranker talks to the
+// EcoAgent generator's configuration as the repository's file says it.
+func TestRerankDefaultIsTheChosenGenerator(t *testing.T) {
+	got, name, err := loadCandidateConfig("", RerankGenerator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := synth.LoadLLMConfig(filepath.Join("..", "configs", filepath.FromSlash(RerankGenerator)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Model != want.Model || got.ResolvedBaseURL() != want.ResolvedBaseURL() || got.TimeoutS != want.TimeoutS || !strings.Contains(name, "embedded") {
+		t.Errorf("embedded %s: %s at %s; the file says %s at %s", name, got.Model, got.ResolvedBaseURL(), want.Model, want.ResolvedBaseURL())
 	}
 }

@@ -103,8 +103,8 @@ all-MiniLM-L6-v2 as the encoder, compared with pkg/reproduce/expected/ecoagent.j
 					if len(retrievers) == 0 {
 						retrievers = rb.retrievers
 					}
-					reg := evaloffline.NewLexicalRegistry()
-					if err := evaloffline.RegisterDense(reg); err != nil {
+					reg, err := offlineRegistry(nil, h)
+					if err != nil {
 						return err
 					}
 					cfg := evaloffline.DefaultConfig()

@@ -84,6 +84,7 @@ func TestBadModelFolders(t *testing.T) {
 		{name: "bad yaml", yaml: "name: [unclosed\n", wantFile: "rated.yaml", wantText: "yaml"},
 		{name: "unknown field", yaml: goodYAML + "poolling: mean\n", wantFile: "rated.yaml", wantText: "poolling"},
 		{name: "bad pooling", yaml: strings.Replace(goodYAML, "cls", "max", 1), wantFile: "rated.yaml", wantText: `pooling "max"`},
+		{name: "negative batch_tokens", yaml: goodYAML + "batch_tokens: -1\n", wantFile: "rated.yaml", wantText: "batch_tokens -1"},
 		{name: "no model named", yaml: "tokenizer: tokenizer.json\n", wantFile: "rated.yaml", wantText: "no model file"},
 		{name: "missing tokenizer", yaml: goodYAML, files: map[string][]byte{"model.onnx": []byte("x")}, wantFile: "tokenizer.json", wantText: "no such file"},
 		{name: "unsupported tokenizer", yaml: goodYAML, files: map[string][]byte{"tokenizer.json": []byte("{}")}, loader: failingLoader, wantFile: "tokenizer.json", wantText: "unsupported tokenizer"},

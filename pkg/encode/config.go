@@ -78,6 +78,10 @@ type Config struct {
 	DocPrefix   string `yaml:"doc_prefix"`
 	// Dim is the embedding size the model must produce (1 for a cross-encoder).
 	Dim int `yaml:"dim"`
+	// BatchTokens, when > 0, caps the padded tokens of one ONNX Runtime call for this model below
+	// the command's --batch-tokens: a model whose graph holds a vocabulary-sized tensor per token
+	// (SPLADE's MLM logits, 30,522 floats) needs a smaller budget than an encoder of 384 dims.
+	BatchTokens int `yaml:"batch_tokens"`
 	// Source records provenance; informational.
 	Source Source `yaml:"source"`
 
@@ -212,6 +216,9 @@ func (c *Config) fill(dir string) error {
 	}
 	if c.Dim < 0 {
 		return fmt.Errorf("dim %d: want a positive size (or leave it out to take the model's)", c.Dim)
+	}
+	if c.BatchTokens < 0 {
+		return fmt.Errorf("batch_tokens %d: want a positive number of tokens (or leave it out)", c.BatchTokens)
 	}
 	return nil
 }

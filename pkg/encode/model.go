@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+
+	"github.com/rated-dev/rated/pkg/provenance"
 )
 
 // Options configures how a model folder is run.
@@ -88,6 +90,9 @@ func Open(dir string, opts Options) (*Model, error) {
 	}
 	if cfg.Kind != KindBiEncoder {
 		return nil, fmt.Errorf("%s: kind %s is not an embedding model (use retrieve.NewCrossEncoder)", filepath.Join(dir, ConfigFile), cfg.Kind)
+	}
+	if cfg.BatchTokens > 0 {
+		opts.BatchTokens = min(opts.BatchTokens, cfg.BatchTokens)
 	}
 	if err := verifyRecorded(dir, cfg, func(path string) (string, error) { return opts.Runtime.digests.sum(path, nil) }); err != nil {
 		return nil, err
@@ -215,7 +220,10 @@ func (m *Model) Uncached() Encoder { return uncachedModel{m} }
 type uncachedModel struct{ m *Model }
 
 func (u uncachedModel) Name() string { return u.m.Name() }
-func (u uncachedModel) Dim() int     { return u.m.Dim() }
+
+// EncoderIdentity is the model's: skipping the cache changes no embedding.
+func (u uncachedModel) EncoderIdentity() provenance.Encoder { return u.m.EncoderIdentity() }
+func (u uncachedModel) Dim() int                            { return u.m.Dim() }
 func (u uncachedModel) EncodeQueries(texts []string) ([][]float32, error) {
 	return u.m.encode(TowerQuery, texts, false, nil)
 }

@@ -51,3 +51,19 @@ func TestModelsOpenOnce(t *testing.T) {
 		t.Fatalf("Close: %v, %d left open", err, set.Len())
 	}
 }
+
+// TestModelBatchTokensCap: a folder's batch_tokens lowers the command's budget, never raises it.
+func TestModelBatchTokensCap(t *testing.T) {
+	rt := sharedRuntime(t)
+	dir := testassets.Model(t, "splade-tiny")
+	for _, c := range []struct{ asked, want int }{{2048, 512}, {0, 512}, {256, 256}} {
+		m, err := Open(dir, Options{Runtime: rt, BatchTokens: c.asked})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.opts.BatchTokens != c.want {
+			t.Errorf("--batch-tokens %d: budget %d, want %d (rated.yaml batch_tokens 512)", c.asked, m.opts.BatchTokens, c.want)
+		}
+		m.Close()
+	}
+}

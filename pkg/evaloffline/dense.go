@@ -50,3 +50,35 @@ type closingRetriever struct {
 
 // Close releases the encoder's ONNX Runtime sessions.
 func (c closingRetriever) Close() error { return c.enc.Close() }
+
+// RegisterSparse adds the "sparse:" family: "sparse:SPEC" embeds the corpus with the SPLADE
+// model folder SPEC names (an installed folder such as splade-tiny, or a path; its output is one
+// weight per vocabulary term) and ranks tools with an inverted index over the positive weights
+// (retrieve.Sparse). Its vectors are as long as the vocabulary, so they bypass the embedding
+// cache.
+func RegisterSparse(reg *Registry) error {
+	return reg.Register("sparse:", "learned sparse (SPLADE) retriever: an installed model folder name or a path, e.g. sparse:splade-tiny", func(env Env, arg string) (retrieve.Retriever, error) {
+		enc, err := env.Encoders.Open(arg)
+		if err != nil {
+			return nil, err
+		}
+		if env.Log != nil {
+			fmt.Fprintf(env.Log, "eval offline: encoding %d tools with %s (sparse)\n", len(env.Bench.Corpus), enc.Dir)
+		}
+		s, err := retrieve.NewSparse(enc.Uncached(), env.Bench.Corpus, retrieve.DenseOptions{Progress: env.Progress})
+		if err != nil {
+			enc.Close()
+			return nil, err
+		}
+		return closingSparse{s, enc}, nil
+	})
+}
+
+// closingSparse closes the encoder behind a sparse retriever after its evaluation.
+type closingSparse struct {
+	*retrieve.Sparse
+	enc *retrieve.OpenedEncoder
+}
+
+// Close releases the encoder's ONNX Runtime sessions.
+func (c closingSparse) Close() error { return c.enc.Close() }

@@ -1,11 +1,7 @@
 package evaloffline
 
 import (
-	"encoding/json"
 	"math"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -57,18 +53,7 @@ func TestDenseRetrieverFromRegistry(t *testing.T) {
 	}
 	run := RunFileName("dense:all-minilm-l6-v2")
 	rated := RunFileName("rated-nofb:all-minilm-l6-v2")
-	cmd := exec.Command(python, filepath.Join("testdata", "check_outputs.py"), out, "test", "bm25", strings.TrimSuffix(run, ".trec"), strings.TrimSuffix(rated, ".trec"))
-	cmd.Stderr = os.Stderr
-	raw, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("check_outputs.py: %v", err)
-	}
-	var ref map[string]struct {
-		Mean map[string]float64 `json:"mean"`
-	}
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		t.Fatal(err)
-	}
+	ref := checkOutputs(t, python, out, "bm25", strings.TrimSuffix(run, ".trec"), strings.TrimSuffix(rated, ".trec"))
 	for _, sys := range res.Systems {
 		r := ref[strings.TrimSuffix(RunFileName(sys.Name), ".trec")]
 		for mi, m := range cfg.Measures {

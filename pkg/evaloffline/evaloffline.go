@@ -44,16 +44,21 @@ type Config struct {
 	Measures []metrics.Measure
 	// Rounds is the number of sign assignments of the randomisation test.
 	Rounds int
-	// Seed seeds the randomisation test (one stream per retriever and measure).
+	// Seed seeds the randomisation test (one stream per retriever and measure) and the query
+	// sample.
 	Seed uint64
+	// Sample, when > 0, evaluates a seeded sample of this many of the split's queries with a
+	// relevant tool (in queries.jsonl order) instead of all of them: for costly retrievers.
+	Sample int
 }
 
 // DefaultMeasures are the columns of Table 1: the paper's MRR, Recall@1 and Recall@5, plus
-// Recall@10, Hit@1, Hit@5 and nDCG@10.
+// Recall@10, Hit@1, Hit@5, nDCG@10, MAP and P@5.
 func DefaultMeasures() []metrics.Measure {
 	return []metrics.Measure{
 		{Kind: metrics.RR}, {Kind: metrics.Recall, K: 1}, {Kind: metrics.Recall, K: 5}, {Kind: metrics.Recall, K: 10},
 		{Kind: metrics.Hit, K: 1}, {Kind: metrics.Hit, K: 5}, {Kind: metrics.NDCG, K: 10},
+		{Kind: metrics.AP}, {Kind: metrics.Precision, K: 5},
 	}
 }
 
@@ -70,11 +75,20 @@ type Result struct {
 	Split     string   `json:"split"`
 	Depth     int      `json:"depth"`
 	Measures  []string `json:"measures"`
-	Baseline  string   `json:"baseline,omitempty"`
-	Rounds    int      `json:"randomisation_rounds"`
-	Seed      uint64   `json:"seed"`
+	// IRMeasures names each measure of Measures as ir_measures and ranx do (RR, R@5, nDCG@10,
+	// AP, P@5, Success@1), in the same order.
+	IRMeasures []string `json:"ir_measures"`
+	// TrecEval names each measure as trec_eval and pytrec_eval do (recip_rank, recall_5, map,
+	// P_5), in the same order ("" where trec_eval has none).
+	TrecEval []string `json:"trec_eval"`
+	Baseline string   `json:"baseline,omitempty"`
+	Rounds   int      `json:"randomisation_rounds"`
+	Seed     uint64   `json:"seed"`
 	// Queries are the evaluated query ids, in queries.jsonl order.
 	Queries []string `json:"queries"`
+	// SampledFrom is the number of queries with a relevant tool the sample was drawn from (0: no
+	// sample, every one is evaluated).
+	SampledFrom int `json:"sampled_from,omitempty"`
 	// NoRelevant are the query ids of the split whose qrels hold no relevant tool (not evaluated).
 	NoRelevant []string `json:"queries_without_relevant"`
 	Systems    []System `json:"systems"`
@@ -101,6 +115,8 @@ type System struct {
 	// Encoder identifies the encoder behind a dense retriever (model folder and file digests, or
 	// endpoint); absent for lexical retrievers.
 	Encoder *provenance.Encoder `json:"encoder,omitempty"`
+	// Latency is the time per query of a retriever that measures it (the LLM reranker).
+	Latency *Latency `json:"latency,omitempty"`
 	// Tests are the paired tests against the baseline, by measure (absent for the baseline).
 	Tests map[string]Significance `json:"tests,omitempty"`
 	// PerQuery holds each evaluated query's measures, in Result.Queries order.
@@ -134,25 +150,20 @@ func finite(x float64) *float64 {
 	return &x
 }
 
-// batchSearcher is implemented by retrievers with a faster (parallel or batched) path.
-type batchSearcher interface {
-	SearchBatch(queries []string, k int) ([][]retrieve.Candidate, error)
+// sample keeps n of the queries, drawn by a PCG(seed, 0x5a3b1e) permutation, in their order.
+func sample(ids, texts []string, n int, seed uint64) ([]string, []string) {
+	keep := rand.New(rand.NewPCG(seed, 0x5a3b1e)).Perm(len(ids))[:n]
+	slices.Sort(keep)
+	outIDs, outTexts := make([]string, n), make([]string, n)
+	for i, j := range keep {
+		outIDs[i], outTexts[i] = ids[j], texts[j]
+	}
+	return outIDs, outTexts
 }
 
 // searchAll runs every query through r, batched when r supports it.
 func searchAll(r retrieve.Retriever, queries []string, k int) ([][]retrieve.Candidate, error) {
-	if b, ok := r.(batchSearcher); ok {
-		return b.SearchBatch(queries, k)
-	}
-	out := make([][]retrieve.Candidate, len(queries))
-	for i, q := range queries {
-		c, err := r.Search(q, k)
-		if err != nil {
-			return nil, fmt.Errorf("query %d: %w", i, err)
-		}
-		out[i] = c
-	}
-	return out, nil
+	return retrieve.SearchAll(r, queries, k)
 }
 
 // Check refuses numbers that cannot run (named by their `rated eval offline` flags); validate
@@ -187,6 +198,9 @@ func validate(cfg Config, reg *Registry, b *bench.Bench) error {
 	}
 	if err := cfg.Check(); err != nil {
 		return err
+	}
+	if cfg.Sample < 0 {
+		return fmt.Errorf("query sample %d: must be positive (0: every query)", cfg.Sample)
 	}
 	if len(cfg.Measures) == 0 {
 		return errors.New("no measure to report")
@@ -230,6 +244,8 @@ func Run(env Env, benchName string, reg *Registry, cfg Config) (*Result, error) 
 		Queries: []string{}, NoRelevant: []string{}}
 	for _, m := range cfg.Measures {
 		res.Measures = append(res.Measures, m.String())
+		res.IRMeasures = append(res.IRMeasures, m.IRMeasuresName())
+		res.TrecEval = append(res.TrecEval, m.TrecEvalName())
 	}
 	var texts []string
 	for _, q := range b.Queries {
@@ -250,6 +266,10 @@ func Run(env Env, benchName string, reg *Registry, cfg Config) (*Result, error) 
 	}
 	if len(res.Queries) == 0 {
 		return nil, fmt.Errorf("split %q: no query has a relevant tool in qrels/%s.tsv", cfg.Split, cfg.Split)
+	}
+	if cfg.Sample > 0 && cfg.Sample < len(res.Queries) {
+		res.SampledFrom = len(res.Queries)
+		res.Queries, texts = sample(res.Queries, texts, cfg.Sample, cfg.Seed)
 	}
 	fmt.Fprintf(env.Log, "eval offline: %s, split %s: %d queries with a relevant tool (%d without, not evaluated), %d tools\n",
 		benchName, cfg.Split, len(res.Queries), len(res.NoRelevant), len(b.Corpus))
@@ -286,7 +306,7 @@ func evaluateOne(env Env, reg *Registry, name string, texts []string, res *Resul
 	if len(cands) != len(texts) {
 		return System{}, fmt.Errorf("retriever %s: %d result lists for %d queries", name, len(cands), len(texts))
 	}
-	sys := System{Name: name, Label: r.Name(), Mean: map[string]float64{}, Encoder: provenance.EncoderOf(r)}
+	sys := System{Name: name, Label: r.Name(), Mean: map[string]float64{}, Encoder: provenance.EncoderOf(r), Latency: latencyOf(r)}
 	for i, qid := range res.Queries {
 		if len(cands[i]) > cfg.Depth {
 			cands[i] = cands[i][:cfg.Depth]

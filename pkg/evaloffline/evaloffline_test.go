@@ -13,6 +13,7 @@ import (
 	"github.com/rated-dev/rated/pkg/bench"
 	"github.com/rated-dev/rated/pkg/defaultbench"
 	"github.com/rated-dev/rated/pkg/metrics"
+	"github.com/rated-dev/rated/pkg/retrieve"
 )
 
 // tinyBench: four tools; q1 and q2 name their tool's unique words, q3 matches nothing, q4 has
@@ -142,7 +143,7 @@ func TestRegistryFamilies(t *testing.T) {
 	if r.Name() != "BM25 (k1=1.2, b=0.5)" {
 		t.Errorf("name %q", r.Name())
 	}
-	if _, ok := r.(batchSearcher); !ok {
+	if _, ok := r.(retrieve.BatchSearcher); !ok {
 		t.Error("wrapped BM25 lost its batch search")
 	}
 	if reg.Has("bm25:") || reg.Has("dense:x") || !reg.Has("tfidf-sublinear") {
@@ -155,7 +156,7 @@ func TestRegistryFamilies(t *testing.T) {
 
 func TestTrecEvalArgs(t *testing.T) {
 	got := TrecEvalArgs(DefaultMeasures())
-	want := "-m recip_rank -m recall.1,5,10 -m success.1,5 -m ndcg_cut.10"
+	want := "-m recip_rank -m recall.1,5,10 -m success.1,5 -m ndcg_cut.10 -m map -m P.5"
 	if got != want {
 		t.Errorf("TrecEvalArgs = %q, want %q", got, want)
 	}
@@ -171,9 +172,15 @@ func TestDefaultBenchMatchesPytrecEval(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := DefaultConfig()
-	cfg.Retrievers = []string{"bm25", "tfidf", "tfidf-sublinear"}
+	// rrf's fused scores tie often (1/61 + 1/63 from either side): the written float32 scores and
+	// trec_eval's tie order must give pytrec_eval the same ranking.
+	cfg.Retrievers = []string{"bm25", "tfidf", "tfidf-sublinear", "bm25-en", "rrf:bm25-en+tfidf"}
 	cfg.Rounds = 2000
-	res, err := Run(Env{Bench: b}, "default", NewLexicalRegistry(), cfg)
+	reg := NewLexicalRegistry()
+	if err := RegisterFusion(reg); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(Env{Bench: b}, "default", reg, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,22 +188,13 @@ func TestDefaultBenchMatchesPytrecEval(t *testing.T) {
 	if err := WriteOutputs(out, res); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(python, filepath.Join("testdata", "check_outputs.py"), out, "test", "bm25", "tfidf", "tfidf-sublinear")
-	cmd.Stderr = os.Stderr
-	raw, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("check_outputs.py: %v", err)
+	names := []string{"bm25"}
+	for _, r := range cfg.Retrievers[1:] {
+		names = append(names, strings.TrimSuffix(RunFileName(r), ".trec"))
 	}
-	var ref map[string]struct {
-		Mean     map[string]float64            `json:"mean"`
-		PerQuery map[string]map[string]float64 `json:"per_query"`
-		PTTestRR *float64                      `json:"p_ttest_rr"`
-	}
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		t.Fatal(err)
-	}
+	ref := checkOutputs(t, python, out, names...)
 	for _, sys := range res.Systems {
-		r := ref[sys.Name]
+		r := ref[strings.TrimSuffix(RunFileName(sys.Name), ".trec")]
 		if len(r.PerQuery) != len(res.Queries) {
 			t.Fatalf("%s: pytrec_eval saw %d queries, rated %d", sys.Name, len(r.PerQuery), len(res.Queries))
 		}
@@ -226,4 +224,47 @@ func deref(p *float64) any {
 		return nil
 	}
 	return *p
+}
+
+func TestEnglishBM25Registry(t *testing.T) {
+	reg := NewLexicalRegistry()
+	r, err := reg.Build("bm25-en", Env{Bench: tinyBench()})
+	if err != nil || r.Name() != "BM25 (English, k1=0.9, b=0.4)" {
+		t.Fatalf("bm25-en: %v, %v", r, err)
+	}
+	if r, err = reg.Build("bm25-en:b=0.75", Env{Bench: tinyBench()}); err != nil || r.Name() != "BM25 (English, k1=0.9, b=0.75)" {
+		t.Fatalf("bm25-en:b=0.75: %v, %v", r, err)
+	}
+	if _, err := reg.Build("bm25-en:eps=0.2", Env{Bench: tinyBench()}); err == nil {
+		t.Error("bm25-en accepted eps")
+	}
+	// "posts" and "posting" stem to the tool's "post"; "channels" to "channel".
+	c, _ := r.Search("postings to slack channels", 2)
+	if len(c) == 0 || c[0].ID != "slack" {
+		t.Errorf("stemmed search ranked %+v first, want slack", c)
+	}
+}
+
+// pytrecRef is one system's figures recomputed by testdata/check_outputs.py.
+type pytrecRef struct {
+	Mean     map[string]float64            `json:"mean"`
+	PerQuery map[string]map[string]float64 `json:"per_query"`
+	PTTestRR *float64                      `json:"p_ttest_rr"`
+}
+
+// checkOutputs runs testdata/check_outputs.py on the files written to out for the run files
+// names (the first is the t-test baseline) and returns its figures by name.
+func checkOutputs(t *testing.T, python, out string, names ...string) map[string]pytrecRef {
+	t.Helper()
+	cmd := exec.Command(python, append([]string{filepath.Join("testdata", "check_outputs.py"), out, "test"}, names...)...)
+	cmd.Stderr = os.Stderr
+	raw, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("check_outputs.py: %v", err)
+	}
+	var ref map[string]pytrecRef
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		t.Fatal(err)
+	}
+	return ref
 }

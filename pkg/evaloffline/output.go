@@ -54,7 +54,7 @@ func WriteOutputs(dir string, res *Result) error {
 		tag := unsafeChars.ReplaceAllString(sys.Name, "_")
 		for i, qid := range res.Queries {
 			for rank, d := range sys.runs[i] {
-				fmt.Fprintf(&run, "%s Q0 %s %d %s %s\n", qid, d.ID, rank+1, strconv.FormatFloat(d.Score, 'g', -1, 64), tag)
+				fmt.Fprintf(&run, "%s Q0 %s %d %s %s\n", qid, d.ID, rank+1, metrics.TrecScore(d.Score), tag)
 			}
 		}
 		if err := atomicfile.WriteBytes(filepath.Join(dir, "runs", RunFileName(sys.Name)), []byte(run.String())); err != nil {
@@ -117,8 +117,13 @@ func Table(res *Result) *report.Table {
 		row := []string{sys.Label}
 		for _, m := range res.Measures {
 			cell := strconv.FormatFloat(sys.Mean[m], 'f', 3, 64)
+			// A star is earned: significantly above the baseline; significantly below is †.
 			if st, ok := sys.Tests[m]; ok && st.PTTest != nil && *st.PTTest < 0.05 {
-				cell += "*"
+				if st.MeanDiff > 0 {
+					cell += "*"
+				} else {
+					cell += "†"
+				}
 			}
 			row = append(row, cell)
 		}
@@ -143,13 +148,26 @@ func Table(res *Result) *report.Table {
 	}
 	t.Notes = append(t.Notes, fmt.Sprintf("Queries: the %d queries of qrels/%s.tsv with at least one relevant tool (grade > 0). %d queries whose qrels list no relevant tool are not evaluated (they would score 0 for every retriever); queries absent from qrels/%s.tsv belong to other splits.",
 		len(res.Queries), res.Split, len(res.NoRelevant), res.Split))
+	if res.SampledFrom > 0 {
+		t.Notes[len(t.Notes)-1] = fmt.Sprintf("Queries: a sample of %d (seed %d) of the %d queries of qrels/%s.tsv with at least one relevant tool (grade > 0), listed in table1.json. %d queries whose qrels list no relevant tool are not evaluated.",
+			len(res.Queries), res.Seed, res.SampledFrom, res.Split, len(res.NoRelevant))
+	}
 	if len(recall) > 0 {
 		t.Notes = append(t.Notes, strings.Join(recall, ", ")+": fraction of the query's relevant tools found in the top k (trec_eval recall.k).")
 	}
 	if len(hit) > 0 {
 		t.Notes = append(t.Notes, strings.Join(hit, ", ")+": 1 if at least one relevant tool is in the top k, else 0 (trec_eval success.k); equal to Recall@k when a query has exactly one relevant tool, as in the paper.")
 	}
-	t.Notes = append(t.Notes, fmt.Sprintf("MRR: mean reciprocal rank of the first relevant tool within the top %d (0 when none is retrieved). nDCG: graded relevance as gain, log2(rank+1) discount (trec_eval ndcg_cut.k).", res.Depth))
+	t.Notes = append(t.Notes, fmt.Sprintf("MRR: mean reciprocal rank of the first relevant tool within the top %d (0 when none is retrieved). nDCG: graded relevance as gain, log2(rank+1) discount (trec_eval ndcg_cut.k). MAP: mean over queries of the average precision (precision at the rank of each relevant tool, 0 for those not retrieved, averaged over all the query's relevant tools; trec_eval map). P@k: relevant tools in the top k divided by k.", res.Depth))
+	var names []string
+	for i, m := range res.Measures {
+		if res.IRMeasures[i] != m {
+			names = append(names, m+" = "+res.IRMeasures[i])
+		}
+	}
+	if len(names) > 0 {
+		t.Notes = append(t.Notes, "ir_measures names: "+strings.Join(names, ", ")+" (table1.json lists both, and the trec_eval names).")
+	}
 	var empty []string
 	for _, sys := range res.Systems {
 		if sys.EmptyRuns > 0 {
@@ -161,8 +179,27 @@ func Table(res *Result) *report.Table {
 		emptyNote = strings.Join(empty, ", ")
 	}
 	t.Notes = append(t.Notes, "A query for which a retriever returns no tool scores 0 on every measure (trec_eval -c). Queries with no tool returned: "+emptyNote+".")
+	var short []string
+	for _, sys := range res.Systems {
+		most := 0
+		for _, q := range sys.PerQuery {
+			most = max(most, q.Returned)
+		}
+		if most > 0 && most < res.Depth {
+			short = append(short, fmt.Sprintf("%s (%d)", sys.Label, most))
+		}
+	}
+	for _, sys := range res.Systems {
+		if l := sys.Latency; l != nil {
+			t.Notes = append(t.Notes, fmt.Sprintf("%s: %s %.3f at %.0f ms per query on average (P95 %.0f ms) for the model's answer, %d queries (%d answered in this run, the rest read from the answer journal with the time recorded when they were asked).",
+				sys.Label, res.Measures[0], sys.Mean[res.Measures[0]], l.MeanMS, l.P95MS, l.Queries, l.Fresh))
+		}
+	}
+	if len(short) > 0 {
+		t.Notes = append(t.Notes, fmt.Sprintf("Runs shorter than the depth %d, by design (a reranker scores only its first stage's head; RATED ranks only the dense top-K): %s tools at most per query. Their MRR and MAP count a relevant tool only within those.", res.Depth, strings.Join(short, ", ")))
+	}
 	if res.Baseline != "" {
-		t.Notes = append(t.Notes, fmt.Sprintf("p: two-sided paired tests over the %d per-query values against %s: Student's paired t-test and a sign-flip randomisation test (%d rounds, seed %d). * marks a measure where the paired t-test gives p < 0.05 against %s. All p-values per measure: table1.json.",
+		t.Notes = append(t.Notes, fmt.Sprintf("p: two-sided paired tests over the %d per-query values against %s: Student's paired t-test and a sign-flip randomisation test (%d rounds, seed %d). * marks a measure significantly above %s (paired t-test p < 0.05), † one significantly below. All p-values per measure: table1.json.",
 			len(res.Queries), baseLabel, res.Rounds, res.Seed, baseLabel))
 	}
 	t.Notes = append(t.Notes, fmt.Sprintf("Rankings are those of runs/<retriever>.trec read by trec_eval (score descending, ties by tool id descending); check with: trec_eval -c %s %s runs/<retriever>.trec", TrecEvalArgs(res.measures), QrelsFileName(res.Split)))

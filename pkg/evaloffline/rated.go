@@ -11,7 +11,8 @@ import (
 )
 
 // RATEDOffline is RATED's ranking before any execution feedback: the dense top-K reordered by
-// the fused score, the rest in dense order. Offline there is no feedback, so the variants differ
+// the fused score. RATED ranks only those K tools (the bandit never sees the rest), so a search
+// returns at most K candidates, each with its real fused score. Offline there is no feedback, so the variants differ
 // only through the prior: at cold start S_bandit of RATED (Full) and of RATED (w/ Global MAB) is
 // the tool's prior plus an exploration bonus that is the same for every tool, giving
 // w₁·S_sem + (w₂+w₃)·r_static; RATED (w/o Feedback) is w₁·S_sem + w₃·r_static.
@@ -49,25 +50,16 @@ func (r *RATEDOffline) SearchBatch(queries []string, k int) ([][]retrieve.Candid
 	return all, nil
 }
 
-// rerank reorders the top r.k of a dense ranking by the fused score and cuts it to k.
+// rerank reorders the top r.k of a dense ranking by the fused score and returns the first k of
+// them (at most r.k: RATED gives no score to a tool outside its top-K).
 func (r *RATEDOffline) rerank(cands []retrieve.Candidate, k int) []retrieve.Candidate {
-	if len(cands) == 0 {
-		return cands
-	}
-	head := min(r.k, len(cands))
-	for i := range cands[:head] {
-		c := &cands[i]
+	head := cands[:min(r.k, len(cands))]
+	for i := range head {
+		c := &head[i]
 		c.Score = r.semWeight*c.Score + r.priorWeight*r.priors[c.ID]
 	}
-	sort.SliceStable(cands[:head], func(i, j int) bool { return cands[i].Score > cands[j].Score })
-	// Below the reranked head, keep dense order with scores lowered so the TREC run stays sorted.
-	for i := head; i < len(cands); i++ {
-		cands[i].Score = cands[head-1].Score - float64(i-head+1)
-	}
-	if len(cands) > k {
-		cands = cands[:k]
-	}
-	return cands
+	sort.SliceStable(head, func(i, j int) bool { return head[i].Score > head[j].Score })
+	return head[:min(k, len(head))]
 }
 
 // RegisterRATED adds the families "rated-full:MODEL" (also standing for w/ Global MAB offline),

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rated-dev/rated/pkg/bench"
+	"github.com/rated-dev/rated/pkg/provenance"
 	"github.com/rated-dev/rated/pkg/retrieve"
 )
 
@@ -107,6 +108,9 @@ func (r *Registry) Build(name string, env Env) (retrieve.Retriever, error) {
 //
 //	bm25                 Okapi BM25, k1=1.5 b=0.75 epsilon=0.25 (rank-bm25 BM25Okapi)
 //	bm25:k1=X,b=Y,eps=Z  BM25 with other parameters (any subset)
+//	bm25-en              BM25 as Lucene scores it over Lucene's English analysis (possessives,
+//	                     stop words, Porter stemming), Pyserini's k1=0.9 b=0.4 (bm25s "lucene")
+//	bm25-en:k1=X,b=Y     the same with other parameters
 //	tfidf                TF-IDF cosine, raw tf, smoothed idf (scikit-learn TfidfVectorizer)
 //	tfidf-sublinear      the same with 1 + ln(tf)
 //
@@ -128,6 +132,29 @@ func NewLexicalRegistry() *Registry {
 			return nil, err
 		}
 		return namedRetriever{retrieve.NewBM25(env.Bench.Corpus, p), fmt.Sprintf("BM25 (k1=%g, b=%g)", p.K1, p.B)}, nil
+	}))
+	must(r.Register("bm25-en", "BM25 over Lucene's English analysis (possessives, stop words, Porter), Pyserini's k1=0.9 b=0.4", func(env Env, _ string) (retrieve.Retriever, error) {
+		return retrieve.NewLuceneBM25(env.Bench.Corpus, retrieve.PyseriniBM25Params()), nil
+	}))
+	must(r.Register("bm25-en:", "English BM25 with parameters, e.g. bm25-en:k1=1.2,b=0.75", func(env Env, arg string) (retrieve.Retriever, error) {
+		p, err := parseBM25Params(arg)
+		if err != nil {
+			return nil, err
+		}
+		if strings.Contains(arg, "eps") {
+			return nil, fmt.Errorf("parameter eps: the English BM25 has no IDF floor (want k1 and b)")
+		}
+		// Parameters not given keep Pyserini's defaults.
+		lp := retrieve.PyseriniBM25Params()
+		for _, kv := range strings.Split(arg, ",") {
+			switch key, _, _ := strings.Cut(kv, "="); key {
+			case "k1":
+				lp.K1 = p.K1
+			case "b":
+				lp.B = p.B
+			}
+		}
+		return retrieve.NewLuceneBM25(env.Bench.Corpus, lp), nil
 	}))
 	must(r.Register("tfidf", "TF-IDF cosine, raw tf, smoothed idf", func(env Env, _ string) (retrieve.Retriever, error) {
 		return retrieve.NewTFIDF(env.Bench.Corpus, retrieve.TFIDFParams{}), nil
@@ -178,4 +205,62 @@ func (n namedRetriever) Name() string { return n.name }
 // SearchBatch forwards to the wrapped retriever's batch search when it has one.
 func (n namedRetriever) SearchBatch(queries []string, k int) ([][]retrieve.Candidate, error) {
 	return searchAll(n.Retriever, queries, k)
+}
+
+// RegisterFusion adds the "rrf:" family: "rrf:A+B[+C…]" fuses the registry retrievers A, B, …
+// (each built as on its own, e.g. rrf:bm25-en+dense:bge-small-en-v1.5) by reciprocal-rank fusion
+// (retrieve.RRF, k = 60, each part searched to at least depth 100). The parts are closed with
+// the fused retriever.
+func RegisterFusion(reg *Registry) error {
+	return reg.Register("rrf:", "reciprocal-rank fusion of registry retrievers joined by +, e.g. rrf:bm25-en+dense:bge-small-en-v1.5", func(env Env, arg string) (retrieve.Retriever, error) {
+		var parts []retrieve.Retriever
+		closeAll := func() {
+			for _, p := range parts {
+				if c, ok := p.(io.Closer); ok {
+					c.Close()
+				}
+			}
+		}
+		for _, name := range strings.Split(arg, "+") {
+			if !reg.Has(name) {
+				closeAll()
+				return nil, fmt.Errorf("part %q: unknown retriever", name)
+			}
+			p, err := reg.Build(name, env)
+			if err != nil {
+				closeAll()
+				return nil, err
+			}
+			parts = append(parts, p)
+		}
+		f, err := retrieve.NewRRF(parts...)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		return fused{f, parts, closeAll}, nil
+	})
+}
+
+// fused is a fusion that closes its parts and reports the first encoder among them.
+type fused struct {
+	*retrieve.RRF
+	parts    []retrieve.Retriever
+	closeAll func()
+}
+
+// Close closes every part.
+func (f fused) Close() error {
+	f.closeAll()
+	return nil
+}
+
+// EncoderIdentity is the encoder of the first dense part (lexical parts have none).
+func (f fused) EncoderIdentity() provenance.Encoder {
+	for _, p := range f.parts {
+		if e := provenance.EncoderOf(p); e != nil {
+			return *e
+		}
+	}
+	return provenance.Encoder{Name: f.Name()}
 }

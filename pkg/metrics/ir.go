@@ -37,6 +37,13 @@ const (
 	Hit
 	// NDCG is the normalised discounted cumulative gain at K (trec_eval ndcg_cut.K).
 	NDCG
+	// AP is the average precision: the mean over the query's relevant documents of the
+	// precision at the rank of each one retrieved (0 for those not retrieved); its mean over
+	// queries is MAP (trec_eval map). K > 0 cuts the ranking first (trec_eval map_cut.K).
+	AP
+	// Precision is the fraction of the top K ranks holding a relevant document, always divided
+	// by K even when fewer documents are ranked (trec_eval P.K).
+	Precision
 )
 
 // Measure is one IR measure at a cutoff.
@@ -46,7 +53,8 @@ type Measure struct {
 	K int
 }
 
-// String names the measure as in the tables: MRR, MRR@10, Recall@5, Hit@5, nDCG@10.
+// String names the measure as in the tables: MRR, MRR@10, Recall@5, Hit@5, nDCG@10, MAP,
+// MAP@10, P@5.
 func (m Measure) String() string {
 	switch m.Kind {
 	case RR:
@@ -60,12 +68,44 @@ func (m Measure) String() string {
 		return "Hit@" + strconv.Itoa(m.K)
 	case NDCG:
 		return "nDCG@" + strconv.Itoa(m.K)
+	case AP:
+		if m.K == 0 {
+			return "MAP"
+		}
+		return "MAP@" + strconv.Itoa(m.K)
+	case Precision:
+		return "P@" + strconv.Itoa(m.K)
 	}
 	return fmt.Sprintf("Measure(%d@%d)", m.Kind, m.K)
 }
 
+// IRMeasuresName is the measure's name in ir_measures (and ranx): RR, RR@10, R@5, Success@5,
+// nDCG@10, AP, AP@10, P@5. The value ir_measures gives a query equals Eval's.
+func (m Measure) IRMeasuresName() string {
+	at := ""
+	if m.K > 0 {
+		at = "@" + strconv.Itoa(m.K)
+	}
+	switch m.Kind {
+	case RR:
+		return "RR" + at
+	case Recall:
+		return "R" + at
+	case Hit:
+		return "Success" + at
+	case NDCG:
+		return "nDCG" + at
+	case AP:
+		return "AP" + at
+	case Precision:
+		return "P" + at
+	}
+	return m.String()
+}
+
 // TrecEvalName is the name of the measure in trec_eval / pytrec_eval (recip_rank, recall_5,
-// success_5, ndcg_cut_10). RR with a cutoff has no trec_eval name and returns "".
+// success_5, ndcg_cut_10, map, map_cut_10, P_5). RR with a cutoff has no trec_eval name and
+// returns "".
 func (m Measure) TrecEvalName() string {
 	switch m.Kind {
 	case RR:
@@ -78,12 +118,19 @@ func (m Measure) TrecEvalName() string {
 		return "success_" + strconv.Itoa(m.K)
 	case NDCG:
 		return "ndcg_cut_" + strconv.Itoa(m.K)
+	case AP:
+		if m.K == 0 {
+			return "map"
+		}
+		return "map_cut_" + strconv.Itoa(m.K)
+	case Precision:
+		return "P_" + strconv.Itoa(m.K)
 	}
 	return ""
 }
 
-// ParseMeasure parses the names String returns (case-insensitive): MRR, MRR@k, Recall@k, R@k,
-// Hit@k, nDCG@k.
+// ParseMeasure parses the names String and IRMeasuresName return (case-insensitive): MRR, RR,
+// MRR@k, RR@k, Recall@k, R@k, Hit@k, Success@k, nDCG@k, MAP, AP, MAP@k, AP@k, P@k.
 func ParseMeasure(s string) (Measure, error) {
 	name, kText, hasK := strings.Cut(strings.TrimSpace(s), "@")
 	k := 0
@@ -109,8 +156,14 @@ func ParseMeasure(s string) (Measure, error) {
 		if hasK {
 			return Measure{Kind: NDCG, K: k}, nil
 		}
+	case "map", "ap":
+		return Measure{Kind: AP, K: k}, nil
+	case "p", "precision":
+		if hasK {
+			return Measure{Kind: Precision, K: k}, nil
+		}
 	default:
-		return Measure{}, fmt.Errorf("measure %q: unknown (want MRR, Recall@k, Hit@k or nDCG@k)", s)
+		return Measure{}, fmt.Errorf("measure %q: unknown (want MRR, Recall@k, Hit@k, nDCG@k, MAP or P@k)", s)
 	}
 	return Measure{}, fmt.Errorf("measure %q: needs a cutoff, as in %s@10", s, name)
 }
@@ -153,6 +206,13 @@ func (m Measure) evalUnique(unique []string, rel Judgments) float64 {
 			return 0
 		}
 		return ndcg(unique, rel, m.K)
+	case AP:
+		return averagePrecision(unique, rel)
+	case Precision:
+		if m.K <= 0 {
+			return 0
+		}
+		return precision(unique, rel, m.K)
 	}
 	panic(fmt.Sprintf("metrics: unknown measure kind %d", m.Kind))
 }
@@ -266,6 +326,34 @@ func ndcg(top []string, rel Judgments, k int) float64 {
 	return dcg / ideal
 }
 
+// averagePrecision is Σ over relevant documents in top of precision at their rank, divided by
+// the number of relevant documents of the query (found or not).
+func averagePrecision(top []string, rel Judgments) float64 {
+	n := numRelevant(rel)
+	if n == 0 {
+		return 0
+	}
+	sum, found := 0.0, 0
+	for i, d := range top {
+		if rel[d] > 0 {
+			found++
+			sum += float64(found) / float64(i+1)
+		}
+	}
+	return sum / float64(n)
+}
+
+// precision is the number of relevant documents in top divided by k.
+func precision(top []string, rel Judgments, k int) float64 {
+	found := 0
+	for _, d := range top {
+		if rel[d] > 0 {
+			found++
+		}
+	}
+	return float64(found) / float64(k)
+}
+
 // ScoredDoc is one entry of a scored run.
 type ScoredDoc struct {
 	ID    string
@@ -273,8 +361,9 @@ type ScoredDoc struct {
 }
 
 // TrecOrder turns a scored run into a ranking the way trec_eval reads a run file: by score
-// descending, ties by document id descending (byte-wise), each document once at its highest
-// score. Writing the same (id, score) pairs to a TREC run file therefore gives trec_eval,
+// descending as trec_eval stores it (float32: scores that differ only beyond float32 precision
+// tie), ties by document id descending (byte-wise), each document once at its highest score.
+// Writing the same ids with TrecScore's text to a TREC run file therefore gives trec_eval,
 // pytrec_eval, ir_measures and ranx exactly this ranking.
 func TrecOrder(run []ScoredDoc) []string {
 	sorted := TrecOrderScored(run)
@@ -285,9 +374,13 @@ func TrecOrder(run []ScoredDoc) []string {
 	return out
 }
 
-// TrecOrderScored is TrecOrder keeping each document's (highest) score.
+// TrecOrderScored is TrecOrder keeping each document's (highest) score, rounded to float32 as
+// trec_eval keeps it.
 func TrecOrderScored(run []ScoredDoc) []ScoredDoc {
-	sorted := append([]ScoredDoc(nil), run...)
+	sorted := make([]ScoredDoc, len(run))
+	for i, d := range run {
+		sorted[i] = ScoredDoc{ID: d.ID, Score: float64(float32(d.Score))}
+	}
 	sort.SliceStable(sorted, func(i, j int) bool {
 		if sorted[i].Score != sorted[j].Score {
 			return sorted[i].Score > sorted[j].Score
@@ -303,4 +396,11 @@ func TrecOrderScored(run []ScoredDoc) []ScoredDoc {
 		}
 	}
 	return out
+}
+
+// TrecScore formats a score for a TREC run file: the shortest decimal that reads back as the
+// score's float32 value, which is what trec_eval (its sim field is a C float) and pytrec_eval
+// compare. Written this way, the file ranks documents exactly as TrecOrder does.
+func TrecScore(score float64) string {
+	return strconv.FormatFloat(float64(float32(score)), 'g', -1, 32)
 }

@@ -37,6 +37,14 @@ func TestIRHandComputed(t *testing.T) {
 		{Measure{NDCG, 1}, 0},
 		{Measure{NDCG, 2}, (2 / math.Log2(3)) / (3 + 2/math.Log2(3))},
 		{Measure{NDCG, 4}, (2/math.Log2(3) + 1/math.Log2(5)) / ideal3},
+		// AP: relevant at ranks 2 and 4 of three relevant: (1/2 + 2/4) / 3.
+		{Measure{AP, 0}, (0.5 + 0.5) / 3},
+		{Measure{AP, 3}, 0.5 / 3},
+		// P@k divides by k even past the end of the ranking (5 distinct documents).
+		{Measure{Precision, 1}, 0},
+		{Measure{Precision, 2}, 0.5},
+		{Measure{Precision, 4}, 0.5},
+		{Measure{Precision, 10}, 0.2},
 	}
 	var all []Measure
 	for _, c := range cases {
@@ -51,7 +59,7 @@ func TestIRHandComputed(t *testing.T) {
 		}
 	}
 	// No relevant document, or an empty ranking: every measure is 0.
-	for _, m := range []Measure{{RR, 0}, {Recall, 5}, {Hit, 5}, {NDCG, 10}} {
+	for _, m := range []Measure{{RR, 0}, {Recall, 5}, {Hit, 5}, {NDCG, 10}, {AP, 0}, {Precision, 5}} {
 		if got := m.Eval(ranking, Judgments{"a": 0}); got != 0 {
 			t.Errorf("%v without relevant documents = %v, want 0", m, got)
 		}
@@ -70,8 +78,23 @@ func TestTrecOrder(t *testing.T) {
 	}
 }
 
+// TestTrecOrderFloat32 checks that scores equal in float32 tie, as in trec_eval, whose run
+// scores are C floats: 1+1e-12 and 1 tie (ids descending), 1+1e-6 does not.
+func TestTrecOrderFloat32(t *testing.T) {
+	run := []ScoredDoc{{"a", 1 + 1e-12}, {"b", 1}, {"c", 1 + 1e-6}}
+	if got, want := TrecOrder(run), []string{"c", "b", "a"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("TrecOrder = %v, want %v", got, want)
+	}
+	for in, want := range map[float64]string{1 + 1e-12: "1", 0.1: "0.1", 1.0 / 3: "0.33333334", -2.5e-9: "-2.5e-09"} {
+		if got := TrecScore(in); got != want {
+			t.Errorf("TrecScore(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestParseMeasure(t *testing.T) {
-	for in, want := range map[string]Measure{"MRR": {RR, 0}, "mrr@10": {RR, 10}, "Recall@5": {Recall, 5}, "R@1": {Recall, 1}, "hit@5": {Hit, 5}, "nDCG@10": {NDCG, 10}} {
+	for in, want := range map[string]Measure{"MRR": {RR, 0}, "mrr@10": {RR, 10}, "Recall@5": {Recall, 5}, "R@1": {Recall, 1}, "hit@5": {Hit, 5}, "nDCG@10": {NDCG, 10},
+		"RR": {RR, 0}, "Success@5": {Hit, 5}, "MAP": {AP, 0}, "AP": {AP, 0}, "AP@10": {AP, 10}, "P@5": {Precision, 5}} {
 		got, err := ParseMeasure(in)
 		if err != nil || got != want {
 			t.Errorf("ParseMeasure(%q) = %v, %v; want %v", in, got, err, want)
@@ -79,8 +102,16 @@ func TestParseMeasure(t *testing.T) {
 		if back, _ := ParseMeasure(got.String()); back != got {
 			t.Errorf("ParseMeasure(%q.String()) = %v", got, back)
 		}
+		if back, _ := ParseMeasure(got.IRMeasuresName()); back != got {
+			t.Errorf("ParseMeasure(%q.IRMeasuresName()) = %v", got, back)
+		}
 	}
-	for _, bad := range []string{"", "P@5", "Recall", "nDCG@0", "Hit@x"} {
+	for m, want := range map[Measure]string{{RR, 0}: "RR", {Recall, 5}: "R@5", {NDCG, 10}: "nDCG@10", {AP, 0}: "AP", {Precision, 5}: "P@5", {Hit, 1}: "Success@1"} {
+		if got := m.IRMeasuresName(); got != want {
+			t.Errorf("%v.IRMeasuresName() = %q, want %q", m, got, want)
+		}
+	}
+	for _, bad := range []string{"", "P", "Recall", "nDCG@0", "Hit@x", "P@0"} {
 		if _, err := ParseMeasure(bad); err == nil {
 			t.Errorf("ParseMeasure(%q) accepted", bad)
 		}
@@ -103,10 +134,13 @@ func randomCase(rng *rand.Rand) (Judgments, []ScoredDoc) {
 	}
 	for range n {
 		var s float64
-		if rng.IntN(2) == 0 {
+		switch rng.IntN(3) {
+		case 0:
 			s = float64(rng.IntN(5)) / 4 // coarse scores: many ties
-		} else {
+		case 1:
 			s = rng.Float64()
+		default:
+			s = 0.5 + float64(rng.IntN(3))*1e-12 // distinct in float64, tied in float32 (trec_eval's)
 		}
 		run = append(run, ScoredDoc{ID: doc(), Score: s})
 	}
@@ -149,15 +183,15 @@ func TestIRMatchesPytrecEval(t *testing.T) {
 	if noRelevant < 50 || emptyRuns < 50 {
 		t.Fatalf("random cases too narrow: %d without relevant docs, %d empty runs", noRelevant, emptyRuns)
 	}
-	measures := []Measure{{RR, 0}}
+	measures := []Measure{{RR, 0}, {AP, 0}}
 	for _, k := range []int{1, 3, 5, 10} {
-		measures = append(measures, Measure{Recall, k}, Measure{Hit, k}, Measure{NDCG, k})
+		measures = append(measures, Measure{Recall, k}, Measure{Hit, k}, Measure{NDCG, k}, Measure{AP, k}, Measure{Precision, k})
 	}
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "in.json"), filepath.Join(dir, "out.json")
 	raw, err := json.Marshal(map[string]any{
 		"qrels": qrels, "run": refRun,
-		"measures": []string{"recip_rank", "recall.1,3,5,10", "success.1,3,5,10", "ndcg_cut.1,3,5,10"},
+		"measures": []string{"recip_rank", "map", "recall.1,3,5,10", "success.1,3,5,10", "ndcg_cut.1,3,5,10", "map_cut.1,3,5,10", "P.1,3,5,10"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -212,4 +246,19 @@ func TestIRMatchesPytrecEval(t *testing.T) {
 		}
 	}
 	t.Logf("%d queries (%d without a relevant document, %d empty runs), %d measures each", nq, noRelevant, emptyRuns, len(measures))
+}
+
+// The names a measure goes by in rated's tables, ir_measures and trec_eval.
+func ExampleMeasure_IRMeasuresName() {
+	for _, s := range []string{"MRR", "Recall@5", "nDCG@10", "MAP", "P@5", "Hit@1"} {
+		m, _ := ParseMeasure(s)
+		fmt.Println(m, m.IRMeasuresName(), m.TrecEvalName())
+	}
+	// Output:
+	// MRR RR recip_rank
+	// Recall@5 R@5 recall_5
+	// nDCG@10 nDCG@10 ndcg_cut_10
+	// MAP AP map
+	// P@5 P@5 P_5
+	// Hit@1 Success@1 success_1
 }

@@ -38,7 +38,7 @@ type BM25 struct {
 
 // NewBM25 indexes docs (in corpus order, which breaks ties in Search).
 func NewBM25(docs []bench.Doc, params BM25Params) *BM25 {
-	ix, tc := buildLexicalIndex(docs)
+	ix, tc := buildLexicalIndex(docs, nil)
 	n := len(docs)
 	m := &BM25{params: params, ix: ix, idf: make([]float64, len(tc.postings))}
 	// IDF in vocabulary first-occurrence order, as rank-bm25 sums it (dict insertion order).
@@ -96,31 +96,18 @@ func (m *BM25) IDF(token string) (float64, bool) {
 	return m.idf[t], true
 }
 
-// queryTerms returns the vocabulary terms of the query, repeats included (each occurrence adds
-// its score again, as in rank-bm25), with unit weights.
-func (m *BM25) queryTerms(query string) ([]int32, []float64) {
-	terms := m.ix.queryTerms(query, nil)
-	qw := make([]float64, len(terms))
-	for i := range qw {
-		qw[i] = 1
-	}
-	return terms, qw
-}
-
 // Scores returns the BM25 score of every document for query, in corpus order (rank-bm25's
 // get_scores).
 func (m *BM25) Scores(query string) []float64 {
-	out := make([]float64, len(m.ix.ids))
-	terms, qw := m.queryTerms(query)
-	m.ix.scores(terms, qw, out)
-	return out
+	return m.ix.unitScores(query)
 }
 
 // Search returns the k documents with the highest positive BM25 score, best first, ties broken
 // by corpus order. Documents sharing no term with the query score 0 and are never returned, so
 // fewer than k candidates come back when fewer documents match. k <= 0 returns nothing.
 func (m *BM25) Search(query string, k int) ([]Candidate, error) {
-	terms, qw := m.queryTerms(query)
+	// Each occurrence of a query term adds its score again, as in rank-bm25.
+	terms, qw := m.ix.unitTerms(query)
 	return m.ix.search(terms, qw, k), nil
 }
 

@@ -46,8 +46,19 @@ var (
 // in one encoder call, so the encoder sorts the whole corpus by length before batching, and
 // indexes them in corpus order, which breaks ties in Search.
 func NewDense(enc encode.Encoder, docs []bench.Doc, opts DenseOptions) (*Dense, error) {
+	ids, vecs, err := encodeCorpus(enc, docs, opts, "dense")
+	if err != nil {
+		return nil, err
+	}
+	return NewDenseFromVectors(enc, ids, vecs)
+}
+
+// encodeCorpus embeds docs (DocText) with enc's document tower in one call, reporting progress
+// as DenseOptions says, and returns their ids and vectors in corpus order; kind names the
+// retriever in errors.
+func encodeCorpus(enc encode.Encoder, docs []bench.Doc, opts DenseOptions, kind string) ([]string, [][]float32, error) {
 	if enc == nil {
-		return nil, errNoEncoder
+		return nil, nil, errNoEncoder
 	}
 	ids := make([]string, len(docs))
 	texts := make([]string, len(docs))
@@ -66,12 +77,12 @@ func NewDense(enc encode.Encoder, docs []bench.Doc, opts DenseOptions) (*Dense, 
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("dense %s: encoding %d documents: %w", enc.Name(), len(docs), err)
+		return nil, nil, fmt.Errorf("%s %s: encoding %d documents: %w", kind, enc.Name(), len(docs), err)
 	}
 	if len(vecs) != len(docs) {
-		return nil, fmt.Errorf("dense %s: encoder returned %d vectors for %d documents", enc.Name(), len(vecs), len(docs))
+		return nil, nil, fmt.Errorf("%s %s: encoder returned %d vectors for %d documents", kind, enc.Name(), len(vecs), len(docs))
 	}
-	return NewDenseFromVectors(enc, ids, vecs)
+	return ids, vecs, nil
 }
 
 // NewDenseFromVectors indexes precomputed document vectors (one per id, each of enc.Dim()

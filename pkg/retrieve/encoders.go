@@ -82,6 +82,16 @@ func (o *OpenedEncoder) EncodeDocsProgress(texts []string, progress func(done, t
 	return v, err
 }
 
+// Uncached returns the same encoder without the embedding cache when it is a model folder (its
+// embeddings are then neither read from nor written to disk: the right choice for vectors as
+// large as a SPLADE vocabulary), else o itself. Closing the result closes nothing.
+func (o *OpenedEncoder) Uncached() *OpenedEncoder {
+	if u, ok := o.Encoder.(interface{ Uncached() encode.Encoder }); ok {
+		return &OpenedEncoder{Encoder: u.Uncached(), Dir: o.Dir}
+	}
+	return o
+}
+
 // EncoderIdentity forwards the encoder's identity for the outputs' provenance.
 func (o *OpenedEncoder) EncoderIdentity() provenance.Encoder {
 	if e := provenance.EncoderOf(o.Encoder); e != nil {

@@ -11,6 +11,8 @@ import (
 // documents containing it and a precomputed per-posting weight, so scoring a query is a sum of
 // posting weights over its terms.
 type lexicalIndex struct {
+	// analyze turns text into terms; nil is Tokenize (with an allocation-free query path).
+	analyze Analyzer
 	ids     []string
 	terms   map[string]int32
 	start   []int32   // postings of term t are postDoc/postW[start[t]:start[t+1]]
@@ -28,18 +30,25 @@ type termCounts struct {
 
 type termPosting struct{ doc, tf int32 }
 
-// buildLexicalIndex tokenises docs (DocText, Tokenize) and lays out the postings; the caller
-// fills postW from the returned counts, in the same order.
-func buildLexicalIndex(docs []bench.Doc) (*lexicalIndex, termCounts) {
+// Analyzer turns a text into the terms a lexical index holds, appended to dst in text order with
+// repeats.
+type Analyzer func(dst []string, text string) []string
+
+// buildLexicalIndex analyses docs (DocText, then analyze; nil is Tokenize) and lays out the
+// postings; the caller fills postW from the returned counts, in the same order.
+func buildLexicalIndex(docs []bench.Doc, analyze Analyzer) (*lexicalIndex, termCounts) {
 	n := len(docs)
-	ix := &lexicalIndex{ids: make([]string, n), terms: map[string]int32{}}
+	ix := &lexicalIndex{analyze: analyze, ids: make([]string, n), terms: map[string]int32{}}
+	if analyze == nil {
+		analyze = appendTokens
+	}
 	tc := termCounts{docLen: make([]int, n)}
 	var toks []string
 	local := map[int32]int32{}
 	var order []int32
 	for i, d := range docs {
 		ix.ids[i] = d.ID
-		toks = appendTokens(toks[:0], DocText(d))
+		toks = analyze(toks[:0], DocText(d))
 		tc.docLen[i] = len(toks)
 		clear(local)
 		order = order[:0]
@@ -82,15 +91,41 @@ type scoreScratch struct {
 	heap    []Candidate
 }
 
-// queryTerms looks up the tokens of query in the vocabulary, in query order with repeats;
-// tokens missing from the vocabulary are skipped. It allocates nothing per token.
+// queryTerms looks up the terms of query in the vocabulary, in query order with repeats; terms
+// missing from the vocabulary are skipped. With Tokenize it allocates nothing per token.
 func (ix *lexicalIndex) queryTerms(query string, dst []int32) []int32 {
+	if ix.analyze != nil {
+		for _, tok := range ix.analyze(nil, query) {
+			if t, ok := ix.terms[tok]; ok {
+				dst = append(dst, t)
+			}
+		}
+		return dst
+	}
 	forEachToken(query, nil, func(tok []byte) {
 		if t, ok := ix.terms[string(tok)]; ok {
 			dst = append(dst, t)
 		}
 	})
 	return dst
+}
+
+// unitTerms returns the vocabulary terms of query, repeats included, each with weight 1.
+func (ix *lexicalIndex) unitTerms(query string) ([]int32, []float64) {
+	terms := ix.queryTerms(query, nil)
+	qw := make([]float64, len(terms))
+	for i := range qw {
+		qw[i] = 1
+	}
+	return terms, qw
+}
+
+// unitScores is the score of every document, in corpus order, for query's unitTerms.
+func (ix *lexicalIndex) unitScores(query string) []float64 {
+	out := make([]float64, len(ix.ids))
+	terms, qw := ix.unitTerms(query)
+	ix.scores(terms, qw, out)
+	return out
 }
 
 // scores adds qw[i] * posting weight for every posting of terms[i] into out (len = corpus).

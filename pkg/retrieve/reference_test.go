@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/rated-dev/rated/internal/testassets"
@@ -113,21 +114,27 @@ type scorer interface {
 	Scores(query string) []float64
 }
 
-// checkAgainstRef compares tokens, every score (to tol, relative above 1) and the top-10 of
-// Search with the reference scores.
+// checkAgainstRef compares tokens (Tokenize's), every score (to tol, relative above 1) and the
+// top-10 of Search with the reference scores.
 func checkAgainstRef(t *testing.T, c refCorpus, m scorer, ref refOutput, tol float64) {
+	t.Helper()
+	checkAnalyzedAgainstRef(t, c, m, appendTokens, ref, tol)
+}
+
+// checkAnalyzedAgainstRef is checkAgainstRef for a retriever whose terms come from analyze.
+func checkAnalyzedAgainstRef(t *testing.T, c refCorpus, m scorer, analyze Analyzer, ref refOutput, tol float64) {
 	t.Helper()
 	if len(ref.Scores) != len(c.queries) {
 		t.Fatalf("%s: reference returned %d score rows for %d queries", c.name, len(ref.Scores), len(c.queries))
 	}
 	for i, d := range c.docs {
-		if got := Tokenize(DocText(d)); !reflect.DeepEqual(got, ref.DocTokens[i]) && !(len(got) == 0 && len(ref.DocTokens[i]) == 0) {
+		if got := analyze(nil, DocText(d)); !reflect.DeepEqual(got, ref.DocTokens[i]) && !(len(got) == 0 && len(ref.DocTokens[i]) == 0) {
 			t.Fatalf("%s: doc %s tokens %q, Python %q", c.name, d.ID, got, ref.DocTokens[i])
 		}
 	}
 	worst := 0.0
 	for qi, q := range c.queries {
-		if got := Tokenize(q); !reflect.DeepEqual(got, ref.QueryTokens[qi]) && !(len(got) == 0 && len(ref.QueryTokens[qi]) == 0) {
+		if got := analyze(nil, q); !reflect.DeepEqual(got, ref.QueryTokens[qi]) && !(len(got) == 0 && len(ref.QueryTokens[qi]) == 0) {
 			t.Fatalf("%s: query %d tokens %q, Python %q", c.name, qi, got, ref.QueryTokens[qi])
 		}
 		scores := m.Scores(q)
@@ -214,4 +221,75 @@ func TestTFIDFMatchesScikitLearn(t *testing.T) {
 			checkAgainstRef(t, c, NewTFIDF(c.docs, TFIDFParams{Sublinear: sub}), ref, 1e-9)
 		}
 	}
+}
+
+// TestLuceneBM25MatchesBM25s checks every score of the English BM25 (Pyserini's k1 = 0.9,
+// b = 0.4, and another pair) against bm25s's Lucene variant in float64, and its terms against the
+// documented chain run with PyStemmer's Porter stemmer, on real tool descriptions and queries plus
+// possessive and stop-word cases.
+func TestLuceneBM25MatchesBM25s(t *testing.T) {
+	extra := []string{"the user's calendar's events", "it's O’Reilly’s book", "James' Slack's channel", "a's's", "users'", "THE BOSS'S BOSSES", "'s alone", "is it not so"}
+	for i, p := range []LuceneBM25Params{PyseriniBM25Params(), {K1: 1.2, B: 0.75}} {
+		for _, c := range refCorpora(t) {
+			c.queries = append(c.queries, extra...)
+			if i > 0 {
+				c.queries = c.queries[len(c.queries)/2:]
+			}
+			ref := runLexicalRef(t, refInput{Model: "bm25-lucene", Docs: refDocs(c.docs), Queries: c.queries, K1: p.K1, B: p.B})
+			checkAnalyzedAgainstRef(t, c, NewLuceneBM25(c.docs, p), EnglishAnalyzer, ref, 1e-9)
+		}
+	}
+}
+
+// TestPorterStemMatchesPyStemmer stems every word of the default benchmark, the ToolBench
+// queries and Porter's own examples with PorterStem and with PyStemmer's Stemmer("porter").
+func TestPorterStemMatchesPyStemmer(t *testing.T) {
+	python := testassets.Python(t)
+	words := map[string]bool{}
+	for _, c := range refCorpora(t) {
+		for _, d := range c.docs {
+			for _, w := range Tokenize(DocText(d)) {
+				words[w] = true
+			}
+		}
+		for _, q := range c.queries {
+			for _, w := range Tokenize(q) {
+				words[w] = true
+			}
+		}
+	}
+	for _, w := range strings.Fields(`caresses ponies ties caress cats feed agreed plastered bled motoring sing
+		conflated troubled sized hopping tanned falling hissing fizzed failing filing happy sky relational
+		conditional rational valenci hesitanci digitizer conformabli radicalli differentli vileli analogousli
+		vietnamization predication operator feudalism decisiveness hopefulness callousness formaliti sensitiviti
+		sensibiliti triplicate formative formalize electriciti electrical hopeful goodness revival allowance
+		inference airliner gyroscopic adjustable defensible irritant replacement adjustment dependent adoption
+		homologou communism activate angulariti homologous effective bowdlerize probate rate cease controll
+		roll generalizations oscillators yay sayyid ayyy y ys s as is us abyss flying dying toy toys enjoyed
+		crying obeying played happiness naïve café résumés 42nd 2000s x`) {
+		words[w] = true
+	}
+	list := make([]string, 0, len(words))
+	for w := range words {
+		list = append(list, w)
+	}
+	sort.Strings(list)
+	cmd := exec.Command(python, "-c", `import sys, json, Stemmer
+print(json.dumps(Stemmer.Stemmer("porter").stemWords(json.load(sys.stdin))))`)
+	raw, _ := json.Marshal(list)
+	cmd.Stdin = strings.NewReader(string(raw))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("PyStemmer: %v", err)
+	}
+	var want []string
+	if err := json.Unmarshal(out, &want); err != nil || len(want) != len(list) {
+		t.Fatalf("PyStemmer output: %v (%d stems for %d words)", err, len(want), len(list))
+	}
+	for i, w := range list {
+		if got := PorterStem(w); got != want[i] {
+			t.Errorf("PorterStem(%q) = %q, PyStemmer %q", w, got, want[i])
+		}
+	}
+	t.Logf("%d words stemmed alike", len(list))
 }

@@ -3,6 +3,8 @@
 // one Retriever interface, plus the query vectors the bandit uses as its context.
 package retrieve
 
+import "fmt"
+
 // Candidate is one retrieved tool: its id, its position in the indexed corpus and its score.
 type Candidate struct {
 	ID    string
@@ -28,4 +30,27 @@ type QueryVectorizer interface {
 	Dim() int
 	// QueryVector returns the context vector of a query.
 	QueryVector(query string) ([]float64, error)
+}
+
+// BatchSearcher is implemented by retrievers with a faster (parallel or batched) path for many
+// queries at once.
+type BatchSearcher interface {
+	SearchBatch(queries []string, k int) ([][]Candidate, error)
+}
+
+// SearchAll runs every query through r, in one batch when r is a BatchSearcher, else one by one;
+// results are in query order.
+func SearchAll(r Retriever, queries []string, k int) ([][]Candidate, error) {
+	if b, ok := r.(BatchSearcher); ok {
+		return b.SearchBatch(queries, k)
+	}
+	out := make([][]Candidate, len(queries))
+	for i, q := range queries {
+		c, err := r.Search(q, k)
+		if err != nil {
+			return nil, fmt.Errorf("query %d: %w", i, err)
+		}
+		out[i] = c
+	}
+	return out, nil
 }

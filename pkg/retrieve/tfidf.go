@@ -30,7 +30,7 @@ type TFIDF struct {
 
 // NewTFIDF indexes docs (in corpus order, which breaks ties in Search).
 func NewTFIDF(docs []bench.Doc, params TFIDFParams) *TFIDF {
-	ix, tc := buildLexicalIndex(docs)
+	ix, tc := buildLexicalIndex(docs, nil)
 	n := len(docs)
 	m := &TFIDF{params: params, ix: ix, idf: make([]float64, len(tc.postings))}
 	for t, ps := range tc.postings {

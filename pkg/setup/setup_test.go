@@ -28,7 +28,7 @@ func TestSelect(t *testing.T) {
 	if err != nil || len(all) != len(Parts()) {
 		t.Errorf("all: %d parts, %v", len(all), err)
 	}
-	if _, err := Select([]string{"gpu"}); err == nil || !strings.Contains(err.Error(), "venv, onnxruntime, models, models-int8, sources, llm, training, redis, all") {
+	if _, err := Select([]string{"gpu"}); err == nil || !strings.Contains(err.Error(), "venv, onnxruntime, models, models-int8, baselines, sources, llm, training, redis, all") {
 		t.Errorf("unknown part: %v", err)
 	}
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the reference Python venv that the tests compare rated against (numpy, rank-bm25,
+# Installs the reference Python venv that the tests compare rated against (numpy, rank-bm25, bm25s, PyStemmer,
 # pytrec-eval, scipy, scikit-learn, onnxruntime, tokenizers; versions pinned in
 # scripts/requirements-ref.txt) into $RATED_ASSETS/venv. Never used by the product itself.
 # Idempotent: skipped when the venv's stamp holds the requirements file's sha256.

@@ -16,14 +16,6 @@
 # sha256 and whose files are present is left alone (idempotent).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-# shellcheck source=../lib/maven.sh
-. "$root/scripts/lib/maven.sh"
-assets=${RATED_HOME:-${RATED_ASSETS:-$root/.rated}}
-models=$assets/models
-cache=$assets/cache/models
-mkdir -p "$models" "$cache"
-python=$(command -v python3)
-
 # shellcheck source=../lib/models.sh
 . "$root/scripts/lib/models.sh"
 

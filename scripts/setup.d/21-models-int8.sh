@@ -7,13 +7,6 @@
 # docs/BENCHMARKS.md ("int8 encoders").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-# shellcheck source=../lib/maven.sh
-. "$root/scripts/lib/maven.sh"
-assets=${RATED_ASSETS:-$root/.rated}
-models=$assets/models
-cache=$assets/cache/models
-mkdir -p "$models" "$cache"
-python=$(command -v python3)
 # shellcheck source=../lib/models.sh
 . "$root/scripts/lib/models.sh"
 

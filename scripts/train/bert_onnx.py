@@ -3,13 +3,21 @@
 the training benchmarks.
 
 Two sources of weights:
-  --safetensors FILE --config config.json   a Hugging Face BertModel checkpoint (e.g. all-MiniLM-L6-v2)
+  --safetensors FILE --config config.json   a Hugging Face BertModel or BertForMaskedLM checkpoint
+                                            (e.g. all-MiniLM-L6-v2; old gamma/beta LayerNorm names too)
   --random --layers L --hidden H ...        random weights of a given size (BERT-base: 12/768/12/3072)
 
 The graph takes input_ids, attention_mask, token_type_ids (int64 [batch, seq], both dynamic) and
 returns last_hidden_state [batch, seq, hidden]. It is the layout `pkg/train` expects from any model
 folder: the fine-tuning loss (pooling, InfoNCE) is added by build_artifacts.py, not here.
 The model folder written with --out also gets rated.yaml (pooling) and, when given, tokenizer.json.
+
+--head splade (a BertForMaskedLM checkpoint) adds the masked-language-model head (dense, GELU,
+LayerNorm, the decoder tied to the word embeddings unless the checkpoint has its own, plus the
+vocabulary bias) and SPLADE's pooling, and returns instead
+  logits [batch, seq, vocab]   the MLM logits
+  splade [batch, vocab]        max over the unmasked positions of log(1 + ReLU(logits))
+(scripts/setup.d/23-models-splade.sh; the sparse retriever of pkg/retrieve reads splade).
 """
 import argparse
 import json
@@ -39,7 +47,11 @@ def read_safetensors(path):
             arr = raw.view(np.float32)
         else:
             arr = np.frombuffer(data[start:end], dtype=dt)
-        out[name.removeprefix("bert.")] = arr.reshape(meta["shape"]).astype(np.float32) if arr.dtype != np.int64 else arr.reshape(meta["shape"])
+        name = name.removeprefix("bert.")
+        # Checkpoints saved before transformers 3 name LayerNorm parameters gamma and beta.
+        if ".LayerNorm." in name:
+            name = name.replace(".gamma", ".weight").replace(".beta", ".bias")
+        out[name] = arr.reshape(meta["shape"]).astype(np.float32) if arr.dtype != np.int64 else arr.reshape(meta["shape"])
     return out
 
 
@@ -72,7 +84,7 @@ def random_weights(cfg, seed):
     return p
 
 
-def build_graph(cfg, params):
+def build_graph(cfg, params, head="none"):
     h = cfg["hidden_size"]
     heads = cfg["num_attention_heads"]
     dh = h // heads
@@ -111,6 +123,11 @@ def build_graph(cfg, params):
     init("const_sqrt2", np.array(np.sqrt(2.0), np.float32))
     init("const_scale", np.array(1.0 / np.sqrt(dh), np.float32))
     init("const_heads_shape", np.array([0, 0, heads, dh], np.int64))
+
+    def gelu(t):
+        # BERT's exact GELU: 0.5 x (1 + erf(x / sqrt 2)).
+        return node("Mul", [node("Mul", [t, "const_half"]),
+                            node("Add", [node("Erf", [node("Div", [t, "const_sqrt2"])]), "const_one_f"])])
     init("const_merge_shape", np.array([0, 0, h], np.int64))
 
     seq_len = node("Gather", [node("Shape", ["input_ids"]), "const_one_i64"], axis=0)
@@ -136,20 +153,37 @@ def build_graph(cfg, params):
         ctx = node("MatMul", [node("Softmax", [scores], axis=-1), v])
         ctx = node("Reshape", [node("Transpose", [ctx], perm=[0, 2, 1, 3]), "const_merge_shape"])
         x = layer_norm(node("Add", [linear(ctx, b + "attention.output.dense"), x]), b + "attention.output.LayerNorm")
-        inter = linear(x, b + "intermediate.dense")
-        gelu = node("Mul", [node("Mul", [inter, "const_half"]),
-                            node("Add", [node("Erf", [node("Div", [inter, "const_sqrt2"])]), "const_one_f"])])
-        x = layer_norm(node("Add", [linear(gelu, b + "output.dense"), x]), b + "output.LayerNorm")
-    nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"], name="output"))
-
+        x = layer_norm(node("Add", [linear(gelu(linear(x, b + "intermediate.dense")), b + "output.dense"), x]), b + "output.LayerNorm")
     inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "sequence"])
               for n in ("input_ids", "attention_mask", "token_type_ids")]
-    output = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", h])
-    graph = helper.make_graph(nodes, "bert", inputs, [output], inits)
+    if head == "splade":
+        outputs = splade_head(cfg, params, x, maskf, node, init, linear, layer_norm, gelu, nodes)
+    else:
+        nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"], name="output"))
+        outputs = [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", h])]
+    graph = helper.make_graph(nodes, "bert", inputs, outputs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="rated-bert-onnx")
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model
+
+
+def splade_head(cfg, params, x, maskf, node, init, linear, layer_norm, gelu, nodes):
+    """The MLM head and SPLADE pooling over the token states x; returns the graph outputs."""
+    vocab = cfg["vocab_size"]
+    t = layer_norm(gelu(linear(x, "cls.predictions.transform.dense")), "cls.predictions.transform.LayerNorm")
+    # The decoder is tied to the word embeddings unless the checkpoint stores its own.
+    dec = params.get("cls.predictions.decoder.weight", params["embeddings.word_embeddings.weight"])
+    bias = params.get("cls.predictions.decoder.bias", params["cls.predictions.bias"])
+    logits = node("Add", [node("MatMul", [t, init("cls.predictions.decoder.weight.T", dec.T.copy())]),
+                          init("cls.predictions.bias", bias)])
+    nodes.append(helper.make_node("Identity", [logits], ["logits"], name="logits_out"))
+    init("const_axis2", np.array([2], np.int64))
+    act = node("Log", [node("Add", [node("Relu", [logits]), "const_one_f"])])
+    masked = node("Mul", [act, node("Unsqueeze", [maskf, "const_axis2"])])
+    nodes.append(helper.make_node("ReduceMax", [masked], ["splade"], name="splade_out", axes=[1], keepdims=0))
+    return [helper.make_tensor_value_info("splade", TensorProto.FLOAT, ["batch", vocab]),
+            helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", "sequence", vocab])]
 
 
 def main():
@@ -164,6 +198,8 @@ def main():
     ap.add_argument("--vocab", type=int, default=30522)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--pooling", choices=["mean", "cls"], default="mean")
+    ap.add_argument("--head", choices=["none", "splade"], default="none",
+                    help="splade: add the MLM head and SPLADE pooling (outputs splade and logits)")
     ap.add_argument("--tokenizer", help="tokenizer.json to copy into the model folder")
     ap.add_argument("--out", required=True, help="model folder to write")
     a = ap.parse_args()
@@ -176,11 +212,14 @@ def main():
         with open(a.config) as f:
             cfg = json.load(f)
         params = read_safetensors(a.safetensors)
-    model = build_graph(cfg, params)
+    model = build_graph(cfg, params, a.head)
     os.makedirs(a.out, exist_ok=True)
     onnx.save(model, os.path.join(a.out, "model.onnx"))
     with open(os.path.join(a.out, "rated.yaml"), "w") as f:
-        f.write(f"pooling: {a.pooling}\nnormalize: true\ndim: {cfg['hidden_size']}\n")
+        if a.head == "splade":
+            f.write(f"output: splade\npooling: none\nnormalize: false\ndim: {cfg['vocab_size']}\n")
+        else:
+            f.write(f"pooling: {a.pooling}\nnormalize: true\ndim: {cfg['hidden_size']}\n")
     if a.tokenizer:
         shutil.copy(a.tokenizer, os.path.join(a.out, "tokenizer.json"))
     print(f"wrote {a.out}/model.onnx ({cfg['num_hidden_layers']} layers, hidden {cfg['hidden_size']})")

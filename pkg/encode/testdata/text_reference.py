@@ -1,8 +1,8 @@
 """Reference text embeddings for pkg/encode tests: Hugging Face `tokenizers` + Python
 onnxruntime, one text at a time (no padding), pooled and normalised with numpy.
 
-stdin: {"model": path, "tokenizer": path, "pooling": "cls"|"mean", "max_length": int,
-        "texts": [str]}   (prefixes already applied)
+stdin: {"model": path, "tokenizer": path, "pooling": "cls"|"mean"|"none", "max_length": int,
+        "output": ONNX output name, "normalize": bool, "texts": [str]}   (prefixes already applied)
 stdout: {"vectors": [[...]], "lengths": [int]}
 """
 import json
@@ -27,8 +27,13 @@ for text in req["texts"]:
     feed = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
     if "token_type_ids" in names:
         feed["token_type_ids"] = np.array([enc.type_ids], dtype=np.int64)
-    hidden = sess.run(["last_hidden_state"], feed)[0][0].astype(np.float64)
-    v = hidden[0] if req["pooling"] == "cls" else hidden.mean(axis=0)
-    vectors.append((v / np.linalg.norm(v)).tolist())
+    out = sess.run([req.get("output", "last_hidden_state")], feed)[0][0].astype(np.float64)
+    if req["pooling"] == "none":
+        v = out
+    else:
+        v = out[0] if req["pooling"] == "cls" else out.mean(axis=0)
+    if req.get("normalize", True):
+        v = v / np.linalg.norm(v)
+    vectors.append(v.tolist())
     lengths.append(len(enc.ids))
 json.dump({"vectors": vectors, "lengths": lengths}, sys.stdout)

@@ -1,8 +1,8 @@
 """Recomputes Table 1 from the files `rated eval offline` wrote, with pytrec_eval and scipy.
 
 usage: check_outputs.py OUT SPLIT NAME...
-Reads OUT/qrels.SPLIT.trec and OUT/runs/NAME.trec (standard TREC formats, parsed here), evaluates
-every query of the qrels (a query missing from a run scores 0, as trec_eval -c), and prints JSON:
+Reads OUT/qrels.SPLIT.trec and OUT/runs/NAME.trec (standard TREC formats, parsed here) and the
+trec_eval names of the measures from OUT/table1.json, evaluates every query of the qrels (a query missing from a run scores 0, as trec_eval -c), and prints JSON:
 {NAME: {"mean": {measure: value}, "per_query": {qid: {measure: value}}}} plus, for each NAME
 after the first, scipy's paired t-test p of recip_rank against the first NAME ("p_ttest_rr").
 """
@@ -12,7 +12,17 @@ import sys
 import pytrec_eval
 from scipy import stats
 
-MEASURES = {"recip_rank", "recall.1,5,10", "success.1,5", "ndcg_cut.10"}
+
+
+def measures(out):
+    """pytrec_eval measure specs (recip_rank, map, P.5, ndcg_cut.10) of table1.json's trec_eval names."""
+    with open(f"{out}/table1.json") as f:
+        names = [n for n in json.load(f)["trec_eval"] if n]
+    specs = set()
+    for n in names:
+        family, _, k = n.rpartition("_")
+        specs.add(f"{family}.{k}" if k.isdigit() else n)
+    return specs
 
 
 def read_qrels(path):
@@ -36,7 +46,7 @@ def read_run(path):
 def main():
     out, split, names = sys.argv[1], sys.argv[2], sys.argv[3:]
     qrels = read_qrels(f"{out}/qrels.{split}.trec")
-    evaluator = pytrec_eval.RelevanceEvaluator(qrels, MEASURES)
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, measures(out))
     result = {}
     for name in names:
         per = evaluator.evaluate(read_run(f"{out}/runs/{name}.trec"))
