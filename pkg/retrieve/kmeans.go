@@ -25,7 +25,7 @@ func SphericalKMeans(x []float32, n, dim, c, iters int, rng *rand.Rand) ([]float
 	for i, r := range partialPerm(rng, n, c) {
 		copy(cents[i*dim:(i+1)*dim], x[r*dim:(r+1)*dim])
 	}
-	normaliseRows(cents, c, dim)
+	vecmath.NormaliseRows(cents[:c*dim], dim)
 	assign := make([]int32, n)
 	sums := make([]float64, c*dim)
 	counts := make([]int, c)
@@ -63,7 +63,7 @@ func SphericalKMeans(x []float32, n, dim, c, iters int, rng *rand.Rand) ([]float
 				cj[t] = float32(s)
 			}
 		}
-		normaliseRows(cents, c, dim)
+		vecmath.NormaliseRows(cents[:c*dim], dim)
 	}
 	NearestCentroids(x, n, dim, cents, c, assign)
 	return cents, assign, nil
@@ -81,24 +81,6 @@ func partialPerm(rng *rand.Rand, n, k int) []int {
 		idx[i], idx[j] = idx[j], idx[i]
 	}
 	return idx[:k]
-}
-
-// normaliseRows scales every non-zero row of m (rows×dim) to unit length.
-func normaliseRows(m []float32, rows, dim int) {
-	for i := range rows {
-		r := m[i*dim : (i+1)*dim]
-		s := 0.0
-		for _, v := range r {
-			s += float64(v) * float64(v)
-		}
-		if s == 0 {
-			continue
-		}
-		inv := float32(1 / math.Sqrt(s))
-		for j := range r {
-			r[j] *= inv
-		}
-	}
 }
 
 // Tiles of NearestCentroids: 64 rows are scored against 512 centroids at a time (768 KB at
