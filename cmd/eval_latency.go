@@ -202,7 +202,7 @@ table3.json records rated's version and commit and the encoder's file digests.`,
 	f.BoolVar(&noSweep, "no-sweep", false, "skip the catalog-size sweep")
 	f.IntVar(&sweepBatch, "sweep-batch", 64, "query batch of the sweep's blocked exact row (1: none)")
 	f.IntVar(&rescore, "int8-rescore", 100, "shortlist of the sweep's int8 row re-scored in float32 (0: no int8 row)")
-	f.IntVar(&annMax, "ann-max", 100000, "largest sweep size with an HNSW row (0: none); graphs are kept under <home>/cache/index")
+	f.IntVar(&annMax, "ann-max", 5000, "largest sweep size with a coder/hnsw row (0: none; it builds about 140 nodes/s at 20k tools); graphs are kept under <home>/cache/index")
 	f.IntVar(&ann.M, "ann-m", ann.M, "HNSW neighbours per node")
 	f.IntVar(&ann.EfConstruction, "ann-ef-construction", ann.EfConstruction, "HNSW candidate queue while building")
 	f.IntVar(&ann.Candidates, "ann-candidates", ann.Candidates, "HNSW candidates per query, re-scored exactly")
