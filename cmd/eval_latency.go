@@ -30,8 +30,11 @@ func newEvalLatencyCmd() *cobra.Command {
 		sizes                                               []int
 		queries, warmup, k, sweepQ, dim                     int
 		enc                                                 encodingFlags
-		sweepBatch, rescore, annMax                         int
+		sweepBatch, rescore, annMax, ivfMax, components     int
 		ann                                                 = retrieve.DefaultHNSWParams()
+		ivf                                                 = retrieve.DefaultIVFParams()
+		ivfProbes                                           []int
+		sweepVectors                                        string
 		failure                                             float64
 		seed                                                uint64
 		noSweep                                             bool
@@ -43,8 +46,13 @@ func newEvalLatencyCmd() *cobra.Command {
 encoder and exact top-K search; BM25 and a hashed bag of words with --retriever bm25) and the
 first stage followed by each policy (RATED Full, w/o Feedback, w/ Global MAB, ToolRL-like batch
 GRPO, as configured in the embedded configs/paper.yaml), as mean and 95th percentile. Then times
-exact top-K search alone over synthetic catalogs of --sizes tools (1,000,000 × 384 float32 vectors
-need about 3 GB of memory while the index is built).
+top-K search alone over synthetic catalogs of --sizes tools: exact (one query at a time, blocked
+batches, int8), coder/hnsw up to --ann-max tools and the inverted file (retrieve.IVF, one row per
+--ivf-probes) up to --ivf-max, with recall@k against exact search. The catalogs are drawn from a
+Gaussian mixture fitted to the encoder's embeddings of the benchmark's corpus (--sweep-vectors;
+fit a larger corpus for a closer fit), or are isotropic unit vectors. 1,000,000 × 384 float32
+vectors need about 4 GB of memory while the indexes are built; built indexes are kept under
+<home>/cache/index.
 
 The encoder is --encoder (an installed model folder name, a folder path, or openai:URL[#MODEL];
 default the first installed in the asset home); a missing one is an error naming the home and
@@ -53,6 +61,9 @@ table3.json records rated's version and commit and the encoder's file digests.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if outDir == "" {
 				return fmt.Errorf("eval latency: --out is required")
+			}
+			if !slices.Contains([]string{"auto", "fitted", "isotropic"}, sweepVectors) {
+				return fmt.Errorf("eval latency: --sweep-vectors %q: want auto, fitted or isotropic", sweepVectors)
 			}
 			log := cmd.ErrOrStderr()
 			cfg, err := evaldynamic.LoadConfig(viper.New(), nil)
@@ -146,9 +157,29 @@ table3.json records rated's version and commit and the encoder's file digests.`,
 				CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), Note: fmt.Sprintf("ONNX Runtime intra-op threads: %d (0 = its default).", enc.threads)},
 				Provenance: lf.record(h)}
 			if !noSweep {
+				var mix *evallatency.Mixture
+				d, dense := lf.index.(*retrieve.Dense)
+				dense = dense && d.Dim() == dim
+				if sweepVectors == "fitted" && !dense {
+					return fmt.Errorf("eval latency: --sweep-vectors fitted needs a dense retriever of the sweep's dimension %d (use --sweep-vectors isotropic)", dim)
+				}
+				if sweepVectors == "fitted" || sweepVectors == "auto" && dense {
+					embs := make([][]float32, d.Len())
+					for i := range embs {
+						embs[i] = d.DocVector(i)
+					}
+					var fit *evallatency.FitReport
+					mix, fit, err = evallatency.FitCatalog(embs, fmt.Sprintf("%s over %s", d.Name(), name), components, k, seed)
+					if err != nil {
+						return fmt.Errorf("eval latency: --sweep-vectors fitted: %w", err)
+					}
+					rep.SweepFit = fit
+					fmt.Fprintf(log, "eval latency: sweep vectors fitted to %d embeddings: %d components, effective rank %.1f; nearest-neighbour cosine real %.3f, fitted %.3f\n",
+						fit.Fitted, fit.Components, fit.EffectiveRank, fit.Real.Nearest, fit.Synthetic.Nearest)
+				}
 				rep.Search, err = evallatency.MeasureSearch(evallatency.SearchConfig{Sizes: sizes, Dim: dim, K: k, Warmup: min(warmup, 100),
-					Queries: sweepQ, Batch: sweepBatch, Rescore: rescore, ANN: ann, ANNMax: annMax,
-					IndexDir: filepath.Join(h.Dir, "cache", "index"), Seed: seed, Now: time.Now}, log)
+					Queries: sweepQ, Batch: sweepBatch, Rescore: rescore, ANN: ann, ANNMax: annMax, IVF: ivf, IVFProbes: ivfProbes, IVFMax: ivfMax,
+					IndexDir: filepath.Join(h.Dir, "cache", "index"), Vectors: mix, Seed: seed, Now: time.Now}, log)
 				if err != nil {
 					return err
 				}
@@ -187,10 +218,18 @@ table3.json records rated's version and commit and the encoder's file digests.`,
 	f.BoolVar(&noSweep, "no-sweep", false, "skip the catalog-size sweep")
 	f.IntVar(&sweepBatch, "sweep-batch", 64, "query batch of the sweep's blocked exact row (1: none)")
 	f.IntVar(&rescore, "int8-rescore", 100, "shortlist of the sweep's int8 row re-scored in float32 (0: no int8 row)")
-	f.IntVar(&annMax, "ann-max", 100000, "largest sweep size with an HNSW row (0: none); graphs are kept under <home>/cache/index")
+	f.IntVar(&annMax, "ann-max", 5000, "largest sweep size with a coder/hnsw row (0: none; it builds about 140 nodes/s at 20k tools); graphs are kept under <home>/cache/index")
 	f.IntVar(&ann.M, "ann-m", ann.M, "HNSW neighbours per node")
 	f.IntVar(&ann.EfConstruction, "ann-ef-construction", ann.EfConstruction, "HNSW candidate queue while building")
 	f.IntVar(&ann.Candidates, "ann-candidates", ann.Candidates, "HNSW candidates per query, re-scored exactly")
+	f.StringVar(&sweepVectors, "sweep-vectors", "auto", "sweep data: fitted (a Gaussian mixture fitted to the catalog's embeddings), isotropic (random unit vectors), or auto (fitted with a dense retriever, else isotropic)")
+	f.IntVar(&components, "sweep-components", 0, "components of the fitted mixture (0: one per 20 catalog tools)")
+	f.IntVar(&ivfMax, "ivf-max", 1000000, "largest sweep size with inverted-file rows (0: none); lists are kept under <home>/cache/index")
+	f.IntVar(&ivf.Lists, "ivf-lists", ivf.Lists, "inverted lists (0: 2·√tools)")
+	f.IntSliceVar(&ivfProbes, "ivf-probes", []int{ivf.Probes}, "lists scanned per query, one sweep row each")
+	f.IntVar(&ivf.Rescore, "ivf-rescore", ivf.Rescore, "inverted-file shortlist re-scored in float32")
+	f.IntVar(&ivf.Sample, "ivf-sample", ivf.Sample, "vectors k-means trains on (0: 32 per list)")
+	f.IntVar(&ivf.Iterations, "ivf-iterations", ivf.Iterations, "k-means rounds")
 	return cmd
 }
 

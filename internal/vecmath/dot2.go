@@ -4,7 +4,12 @@ package vecmath
 
 import "golang.org/x/sys/cpu"
 
-var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+// Kernel dispatch, decided once from the CPU (and the OS's saving of the ZMM registers, which
+// golang.org/x/sys/cpu checks); tests switch paths off to check each against plain Go.
+var (
+	useAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	useAVX512 = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
+)
 
 // Dot2 returns (a·x, b·y) for four slices of equal length n, in one pass over memory. RATED's
 // score needs θᵀx̃ and (A⁻¹)ᵀx̃² for every candidate: fusing them halves the loop overhead, and

@@ -288,6 +288,8 @@ type SearchRow struct {
 	Batch  int     `json:"batch"`
 	MeanMS float64 `json:"mean_ms"`
 	P95MS  float64 `json:"p95_ms"`
+	// MedianMS is steadier than the mean on a loaded machine, where a few queries wait for a core.
+	MedianMS float64 `json:"median_ms"`
 	// Recall is recall@k against exact float32 search on the same queries.
 	Recall float64 `json:"recall"`
 	// BuildS is the time to build the method's index from the float32 vectors (0 for exact).
@@ -295,6 +297,8 @@ type SearchRow struct {
 	// IndexMB is the memory of the structure searched: the float32 matrix, the int8 codes, or the
 	// growth of the Go heap while the graph was built.
 	IndexMB float64 `json:"index_mb"`
+	// Vectors names the synthetic data: "isotropic" or "mixture".
+	Vectors string `json:"vectors"`
 }
 
 // SearchConfig selects the catalog-size sweep of MeasureSearch.
@@ -308,10 +312,19 @@ type SearchConfig struct {
 	// ANN configures the HNSW row, measured for sizes up to ANNMax (0: no HNSW row).
 	ANN    retrieve.HNSWParams
 	ANNMax int
-	// IndexDir, when set, keeps built graphs (retrieve.OpenHNSW) so a rerun loads them.
+	// IVF configures the inverted-file index, measured for sizes up to IVFMax (0: no IVF rows)
+	// with one row per entry of IVFProbes (lists scanned per query; IVF.Probes when empty).
+	IVF       retrieve.IVFParams
+	IVFProbes []int
+	IVFMax    int
+	// IndexDir, when set, keeps built graphs and lists (retrieve.OpenHNSW, OpenIVF) so a rerun
+	// loads them.
 	IndexDir string
-	Seed     uint64
-	Now      func() time.Time
+	// Vectors, when set, draws the catalogs and the queries from this fitted mixture; otherwise
+	// they are isotropic unit vectors of Dim values.
+	Vectors *Mixture
+	Seed    uint64
+	Now     func() time.Time
 }
 
 // syntheticEncoder satisfies encode.Encoder for an index of synthetic vectors; searches use
@@ -349,10 +362,10 @@ func unitVectors(rng *rand.Rand, n, dim int) [][]float32 {
 }
 
 // MeasureSearch times top-k search over synthetic catalogs of each size (seeded isotropic unit
-// vectors): exact float32 one query at a time (retrieve.Dense.SearchVector) and in batches
-// (SearchVectors), the int8 scan with float32 re-scoring, and the HNSW graph; each after cfg.Warmup
-// unmeasured queries, on the same cfg.Queries random unit queries, with recall@k against exact
-// search.
+// vectors, or draws from cfg.Vectors): exact float32 one query at a time
+// (retrieve.Dense.SearchVector) and in batches (SearchVectors), the int8 scan with float32
+// re-scoring, the HNSW graph and the inverted file; each after cfg.Warmup unmeasured queries, on
+// the same cfg.Queries queries drawn like the catalog, with recall@k against exact search.
 func MeasureSearch(cfg SearchConfig, log io.Writer) ([]SearchRow, error) {
 	if log == nil {
 		log = io.Discard
@@ -365,6 +378,9 @@ func MeasureSearch(cfg SearchConfig, log io.Writer) ([]SearchRow, error) {
 	}
 	if cfg.Dim == 0 || cfg.K <= 0 {
 		return nil, fmt.Errorf("latency: search sweep: dim %d and k %d must be positive", cfg.Dim, cfg.K)
+	}
+	if cfg.Vectors != nil && cfg.Vectors.dim != cfg.Dim {
+		return nil, fmt.Errorf("latency: the fitted vectors have %d values, the sweep %d", cfg.Vectors.dim, cfg.Dim)
 	}
 	var out []SearchRow
 	for _, n := range cfg.Sizes {
@@ -383,21 +399,25 @@ func measureSize(n int, cfg SearchConfig, log io.Writer) ([]SearchRow, error) {
 	for i := range ids {
 		ids[i] = fmt.Sprintf("t%d", i)
 	}
-	fmt.Fprintf(log, "eval latency: search sweep, %d tools x %d dims (%.0f MB of vectors)\n", n, cfg.Dim, float64(n*cfg.Dim*4)/1e6)
-	idx, err := retrieve.NewDenseFromVectors(syntheticEncoder{cfg.Dim}, ids, unitVectors(rng, n, cfg.Dim))
+	kind, draw := "isotropic", func(m int) [][]float32 { return unitVectors(rng, m, cfg.Dim) }
+	if cfg.Vectors != nil {
+		kind, draw = "mixture", func(m int) [][]float32 { return cfg.Vectors.Sample(rng, m) }
+	}
+	fmt.Fprintf(log, "eval latency: search sweep, %d tools x %d dims (%.0f MB of %s vectors)\n", n, cfg.Dim, float64(n*cfg.Dim*4)/1e6, kind)
+	idx, err := retrieve.NewDenseFromVectors(syntheticEncoder{cfg.Dim}, ids, draw(n))
 	if err != nil {
 		return nil, err
 	}
 	total := cfg.Warmup + cfg.Queries
-	qs := unitVectors(rng, total, cfg.Dim)
+	qs := draw(total)
 	truth, err := idx.SearchVectors(qs[cfg.Warmup:], cfg.K)
 	if err != nil {
 		return nil, err
 	}
 	row := func(method string, batch int, times []float64, got [][]retrieve.Candidate, build time.Duration, mb float64) SearchRow {
 		mean, p95 := summarize(times)
-		return SearchRow{Tools: n, Dim: cfg.Dim, Method: method, Queries: cfg.Queries, Batch: batch, MeanMS: mean, P95MS: p95,
-			Recall: recallAt(truth, got), BuildS: build.Seconds(), IndexMB: mb}
+		return SearchRow{Tools: n, Dim: cfg.Dim, Method: method, Queries: cfg.Queries, Batch: batch, MeanMS: mean, P95MS: p95, MedianMS: metrics.Percentile(times, 50),
+			Recall: recallAt(truth, got), BuildS: build.Seconds(), IndexMB: mb, Vectors: kind}
 	}
 	one := func(search func([]float32, int) ([]retrieve.Candidate, error)) ([]float64, [][]retrieve.Candidate, error) {
 		times := make([]float64, 0, cfg.Queries)
@@ -480,6 +500,41 @@ func measureSize(n int, cfg SearchConfig, log io.Writer) ([]SearchRow, error) {
 			return nil, err
 		}
 		rows = append(rows, row(fmt.Sprintf("HNSW (coder/hnsw, M=%d, ef_construction=%d, %d candidates re-scored)", cfg.ANN.M, cfg.ANN.EfConstruction, cfg.ANN.Candidates), 1, times, got, build, mb))
+	}
+	if cfg.IVFMax > 0 && n <= cfg.IVFMax {
+		fmt.Fprintf(log, "eval latency: building the inverted file over %d tools\n", n)
+		t0 := cfg.Now()
+		var v *retrieve.IVF
+		built := true
+		if cfg.IndexDir != "" {
+			v, built, err = retrieve.OpenIVF(idx, cfg.IVF, cfg.IndexDir, nil)
+		} else {
+			v, err = retrieve.NewIVF(idx, cfg.IVF, nil)
+		}
+		if err != nil {
+			return nil, err
+		}
+		build := cfg.Now().Sub(t0)
+		if !built {
+			build = 0 // loaded from IndexDir: the build time is that of the earlier run
+		}
+		probes := cfg.IVFProbes
+		if len(probes) == 0 {
+			probes = []int{cfg.IVF.Probes}
+		}
+		for _, pr := range probes {
+			view, err := v.WithSearch(pr, cfg.IVF.Rescore)
+			if err != nil {
+				return nil, err
+			}
+			times, got, err := one(view.SearchVector)
+			if err != nil {
+				return nil, err
+			}
+			p := view.Params()
+			rows = append(rows, row(fmt.Sprintf("IVF (%d lists, %d probed, int8 lists, %d re-scored)", p.Lists, min(pr, p.Lists), p.Rescore),
+				1, times, got, build, float64(v.MemoryBytes())/1e6))
+		}
 	}
 	return rows, nil
 }

@@ -106,7 +106,7 @@ func TestMeasureSearchAndOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 100 tools: exact, batched, int8, HNSW; 1000 tools: no HNSW (ANNMax 100).
-	if len(rows) != 7 || rows[4].Tools != 1000 || rows[4].Queries != 20 || math.Abs(rows[0].MeanMS-0.001) > 1e-12 {
+	if len(rows) != 7 || rows[4].Tools != 1000 || rows[4].Queries != 20 || math.Abs(rows[0].MeanMS-0.001) > 1e-12 || math.Abs(rows[0].MedianMS-0.001) > 1e-12 {
 		t.Fatalf("rows %+v", rows)
 	}
 	for _, r := range rows {

@@ -328,7 +328,8 @@ func BenchmarkDenseTop10Batch256(b *testing.B) {
 // documents (d = 384), top 10: Go's blocked SearchVectors against numpy (OpenBLAS sgemm) on the
 // same shapes and the same number of threads (GOMAXPROCS = OPENBLAS_NUM_THREADS), in one run.
 // The numpy row reports the matrix product alone (matmul-ms/query) and with argpartition top-k
-// (ms/query), 5 batches per run; run the go rows with -benchtime Nx and the numpy row with 1x.
+// (ms/query), 5 batches per run; both sides also report the process CPU time of the matrix
+// product (Go: of the whole search), steadier than wall time on a loaded machine; run the go rows with -benchtime Nx and the numpy row with 1x.
 // N = 100,000, and 1,000,000 with RATED_BENCH_1M=1 (1.5 GB of vectors on each side).
 func BenchmarkSearchBatchVsNumpy(b *testing.B) {
 	const dim, batch, k = 384, 64, 10
@@ -355,12 +356,14 @@ func BenchmarkSearchBatchVsNumpy(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
+			cpu0 := processCPU()
 			for b.Loop() {
 				if _, err := d.SearchVectors(qs, k); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e6/float64(b.N*batch), "ms/query")
+			b.ReportMetric((processCPU()-cpu0).Seconds()*1e3/float64(b.N*batch), "cpu-ms/query")
 		})
 		b.Run(fmt.Sprintf("n%d/numpy", n), func(b *testing.B) {
 			python := filepath.Join(testassets.Dir(b), "venv", "bin", "python")
@@ -368,7 +371,7 @@ func BenchmarkSearchBatchVsNumpy(b *testing.B) {
 				b.Skip("no reference venv")
 			}
 			body, _ := json.Marshal(map[string]int{"n": n, "dim": dim, "batch": batch, "k": k, "rounds": 5})
-			var matmul, search float64
+			var matmul, search, matmulCPU float64
 			for b.Loop() {
 				cmd := exec.Command(python, "testdata/search_numpy.py")
 				cmd.Env = append(os.Environ(), fmt.Sprintf("OPENBLAS_NUM_THREADS=%d", threads), fmt.Sprintf("OMP_NUM_THREADS=%d", threads))
@@ -382,13 +385,16 @@ func BenchmarkSearchBatchVsNumpy(b *testing.B) {
 				var res struct {
 					Matmul float64 `json:"matmul_ms_per_query"`
 					Search float64 `json:"search_ms_per_query"`
+					CPU    float64 `json:"matmul_cpu_ms_per_query"`
 				}
 				if err := json.Unmarshal(out, &res); err != nil {
 					b.Fatal(err)
 				}
 				matmul += res.Matmul
 				search += res.Search
+				matmulCPU += res.CPU
 			}
+			b.ReportMetric(matmulCPU/float64(b.N), "matmul-cpu-ms/query")
 			b.ReportMetric(matmul/float64(b.N), "matmul-ms/query")
 			b.ReportMetric(search/float64(b.N), "ms/query")
 		})

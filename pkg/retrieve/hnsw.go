@@ -200,8 +200,14 @@ func OpenHNSW(d *Dense, p HNSWParams, dir string, progress func(done, total int)
 // corpusKey hashes what a graph depends on: the ids, the vectors and the build parameters
 // (Candidates is a search setting and is left out).
 func corpusKey(d *Dense, p HNSWParams) string {
+	return indexKey(d, fmt.Sprintf("M=%d ef=%d seed=%d", p.M, p.EfConstruction, p.Seed))
+}
+
+// indexKey hashes what a saved index of d depends on: its build parameters (described by
+// params), the ids and the vectors.
+func indexKey(d *Dense, params string) string {
 	sum := sha256.New()
-	fmt.Fprintf(sum, "M=%d ef=%d seed=%d dim=%d n=%d\n", p.M, p.EfConstruction, p.Seed, d.dim, len(d.ids))
+	fmt.Fprintf(sum, "%s dim=%d n=%d\n", params, d.dim, len(d.ids))
 	for _, id := range d.ids {
 		sum.Write([]byte(id))
 		sum.Write([]byte{0})

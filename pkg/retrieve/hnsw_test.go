@@ -57,40 +57,7 @@ func TestHNSWRecallAndPersistence(t *testing.T) {
 		t.Fatalf("OpenHNSW: built %v, %v", built, err)
 	}
 	queries := clustered(rng, 100, dim, 20, 0.2)
-	hits := 0
-	for qi, q := range queries {
-		exact, _ := d.SearchVector(q, k)
-		got, err := h.SearchVector(q, k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got) != k {
-			t.Fatalf("query %d: %d candidates", qi, len(got))
-		}
-		for r := 1; r < k; r++ {
-			if got[r].Score > got[r-1].Score {
-				t.Fatalf("query %d: not sorted %v", qi, got)
-			}
-		}
-		want := map[int]bool{}
-		for _, c := range exact {
-			want[c.Index] = true
-		}
-		for _, c := range got {
-			if want[c.Index] {
-				hits++
-			}
-			// Scores are exact dot products.
-			exactScore := 0.0
-			for j, x := range docs[c.Index] {
-				exactScore += float64(x) * float64(q[j])
-			}
-			if abs64(exactScore-c.Score) > 1e-5 {
-				t.Fatalf("query %d doc %d: score %v, exact %v", qi, c.Index, c.Score, exactScore)
-			}
-		}
-	}
-	recall := float64(hits) / float64(k*len(queries))
+	recall := approximateRecall(t, d, docs, queries, k, h.SearchVector)
 	t.Logf("recall@10 %.3f over %d queries", recall, len(queries))
 	// coder/hnsw v0.6.1 stops a layer search at the first expansion that does not improve on the
 	// best node found (a greedy search, whatever EfSearch is), so its recall is low; measured
@@ -148,6 +115,44 @@ func BenchmarkHNSWBuild(b *testing.B) {
 		}
 		b.ReportMetric(float64(n)/time.Since(start).Seconds(), "inserts/s")
 	}
+}
+
+// approximateRecall runs search for every query and checks each answer (k candidates, best
+// first, every score the float64 dot product of the document and the query within 1e-5); it
+// returns recall@k against exact search (d.SearchVector).
+func approximateRecall(t *testing.T, d *Dense, docs, queries [][]float32, k int, search func([]float32, int) ([]Candidate, error)) float64 {
+	t.Helper()
+	hits := 0
+	for qi, q := range queries {
+		exact, _ := d.SearchVector(q, k)
+		got, err := search(q, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != k {
+			t.Fatalf("query %d: %d candidates", qi, len(got))
+		}
+		want := map[int]bool{}
+		for _, c := range exact {
+			want[c.Index] = true
+		}
+		for r, c := range got {
+			if r > 0 && c.Score > got[r-1].Score {
+				t.Fatalf("query %d: not sorted %v", qi, got)
+			}
+			if want[c.Index] {
+				hits++
+			}
+			exactScore := 0.0
+			for j, x := range docs[c.Index] {
+				exactScore += float64(x) * float64(q[j])
+			}
+			if abs64(exactScore-c.Score) > 1e-5 {
+				t.Fatalf("query %d doc %d: score %v, exact %v", qi, c.Index, c.Score, exactScore)
+			}
+		}
+	}
+	return float64(hits) / float64(k*len(queries))
 }
 
 func abs64(x float64) float64 {
