@@ -206,7 +206,7 @@ table3.json records rated's version and commit and the encoder's file digests.`,
 	f.StringVar(&retriever, "retriever", "dense", "dense (the encoder) or bm25 (BM25 + hashed bag of words, no encoder)")
 	f.StringVar(&device, "device", encode.DeviceCPU, "cpu or cuda")
 	enc.register(f)
-	f.StringSliceVar(&policies, "policies", []string{"RATED (Full)", "RATED (w/o Feedback)", "RATED (w/ Global MAB)", "ToolRL-like Batch GRPO"}, "policies of configs/paper.yaml to time, by name")
+	f.StringSliceVar(&policies, "policies", []string{"RATED (Full)", "RATED-R (recommended)", "RATED (w/o Feedback)", "RATED (w/ Global MAB)", "ToolRL-like Batch GRPO"}, "policies of configs/paper.yaml to time, by name")
 	f.IntVar(&queries, "queries", 1000, "measured queries (cycled over the split's queries)")
 	f.IntVar(&warmup, "warmup", 100, "unmeasured warm-up queries")
 	f.IntVar(&k, "k", 0, "candidates per query (0 = retrieval.k of configs/paper.yaml)")

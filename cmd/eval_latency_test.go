@@ -22,7 +22,7 @@ func TestEvalLatencyCommandLexical(t *testing.T) {
 	if err != nil {
 		t.Fatalf("eval latency: %v\n%s", err, stderr)
 	}
-	for _, s := range []string{"Encoding only (BM25 + hashed-bow-384", "+ RATED (Full)", "+ RATED (w/o Feedback)", "+ RATED (w/ Global MAB)", "+ ToolRL-like Batch GRPO", "| 200 "} {
+	for _, s := range []string{"Encoding only (BM25 + hashed-bow-384", "+ RATED (Full)", "+ RATED-R (recommended)", "+ RATED (w/o Feedback)", "+ RATED (w/ Global MAB)", "+ ToolRL-like Batch GRPO", "| 200 "} {
 		if !strings.Contains(stdout, s) {
 			t.Errorf("stdout lacks %q:\n%s", s, stdout)
 		}

@@ -3,12 +3,13 @@ package vecmath
 import (
 	"math"
 	"math/rand/v2"
-	"syscall"
 	"testing"
 	"time"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/rated-dev/rated/internal/cputime"
 )
 
 // TestDotBlock compares every score with a float64 dot product computed here, for shapes that
@@ -123,9 +124,6 @@ func BenchmarkDotBlock(b *testing.B) {
 
 // processCPU is the CPU time (user + system) this process has used.
 func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	d, _ := cputime.Process() // getrusage(RUSAGE_SELF) cannot fail on Linux
+	return d
 }

@@ -5,8 +5,11 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/rated-dev/rated/internal/cputime"
 )
 
 var paperWeights = FusionWeights{Semantic: 0.75, Bandit: 0.15, Prior: 0.10}
@@ -308,9 +311,11 @@ func BenchmarkRATEDDecision(b *testing.B) {
 				p.Observe(s, i, ran(i%2 == 0))
 			}
 			b.ResetTimer()
+			cpu := cpuNow(b)
 			for i := 0; i < b.N; i++ {
 				p.Choose(s)
 			}
+			reportCPU(b, cpu)
 		})
 	}
 }
@@ -386,11 +391,28 @@ func BenchmarkRATEDDecisionUpdate(b *testing.B) {
 				p.Observe(s, i, ran(i%2 == 0))
 			}
 			b.ResetTimer()
+			cpu := cpuNow(b)
 			for i := 0; i < b.N; i++ {
 				s.T = i
 				pos := p.Choose(s)
 				p.Observe(s, pos, ran(i%3 != 0))
 			}
+			reportCPU(b, cpu)
 		})
 	}
+}
+
+// cpuNow is the process's CPU time: on a shared machine the benchmarks report it per operation
+// (cpu-ns/op) beside wall time, which also counts waiting for a core.
+func cpuNow(b *testing.B) time.Duration {
+	d, err := cputime.Process()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+// reportCPU reports the CPU time per operation since start.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(cpuNow(b)-start)/float64(b.N), "cpu-ns/op")
 }

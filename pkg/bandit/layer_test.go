@@ -355,11 +355,13 @@ func BenchmarkRecommendedDecision(b *testing.B) {
 			}
 			s.Context = vec()
 			b.ResetTimer()
+			cpu := cpuNow(b)
 			for i := 0; i < b.N; i++ {
 				s.T = i
 				pos := p.Choose(s)
 				p.Observe(s, pos, Feedback{Executed: i%5 != 0, TaskKnown: true, Task: i%3 == 0})
 			}
+			reportCPU(b, cpu)
 		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rated-dev/rated/internal/cputime"
 	"github.com/rated-dev/rated/internal/testassets"
 	"github.com/rated-dev/rated/pkg/defaultbench"
 )
@@ -282,9 +283,8 @@ func BenchmarkEncode(b *testing.B) {
 // processCPU is the CPU time (user + system) this process has used: on a shared machine it
 // measures the work done, where wall time also counts waiting for a core.
 func processCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	d, _ := cputime.Process() // getrusage(RUSAGE_SELF) cannot fail on Linux
+	return d
 }
 
 // catalogTexts generates n deterministic tool descriptions of 20-60 words, like catalog entries

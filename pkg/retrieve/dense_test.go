@@ -12,10 +12,10 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/rated-dev/rated/internal/cputime"
 	"github.com/rated-dev/rated/internal/testassets"
 	"github.com/rated-dev/rated/pkg/bench"
 )
@@ -292,9 +292,8 @@ func benchDense(b *testing.B) (*Dense, [][]float32) {
 // processCPU is the CPU time (user + system) this process has used: on a shared machine it
 // measures the work done, where wall time also counts waiting for a core.
 func processCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	d, _ := cputime.Process() // getrusage(RUSAGE_SELF) cannot fail on Linux
+	return d
 }
 
 // BenchmarkDenseTop10 is exact top-10 over 5,000 tools × 384 dims, one query per op.

@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/rated-dev/rated/internal/cputime"
 	"github.com/rated-dev/rated/internal/testassets"
 )
 
@@ -20,11 +20,11 @@ const benchMaxLen = 512
 
 // cpuTime is the CPU time (user + system, all threads) the process has used so far.
 func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	d, err := cputime.Process()
+	if err != nil {
 		b.Fatal(err)
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return d
 }
 
 // benchTexts are the benchmark inputs: the tool descriptions and the 765 ToolBench queries.
