@@ -202,6 +202,7 @@ type InputError struct {
 	Field, Message string
 }
 
+// Error names the field and what is wrong with it.
 func (e *InputError) Error() string { return e.Field + ": " + e.Message }
 
 func inputErr(field, format string, args ...any) error {

@@ -73,6 +73,7 @@ const (
 	Conflict
 )
 
+// String is the status's lower-case name, as logs and metrics print it.
 func (s ClaimStatus) String() string {
 	switch s {
 	case Appended:

@@ -82,10 +82,12 @@ type RequestError struct {
 	Last error
 }
 
+// Error names the URL, the attempts, their fault classes and the last error.
 func (e *RequestError) Error() string {
 	return fmt.Sprintf("chat completion %s: failed after %d attempt(s) (%s): %v", e.URL, e.Attempts, strings.Join(e.Faults, ","), e.Last)
 }
 
+// Unwrap is the last attempt's error, for errors.Is and errors.As.
 func (e *RequestError) Unwrap() error { return e.Last }
 
 // FinalFault is the fault class of the last attempt.
