@@ -10,7 +10,7 @@ import (
 
 // A Table 2-style table: Percent and PercentCI turn shares into the paper's one-decimal
 // percentages (0.5678 ± 0.0123 → "56.8 ± 1.2%"), Markdown pads every column to its widest
-// cell in runes (here the 11 of "56.8 ± 1.2%") and escapes "|", and LaTeX escapes "%" and
+// cell in runes (here the 11 of "56.8 ± 1.2%") and escapes "|", and LaTeX escapes "%" and "|" (as \textbar{}) and
 // typesets "±" in math mode.
 func ExampleTable() {
 	t := &report.Table{
@@ -39,7 +39,7 @@ func ExampleTable() {
 	// \toprule
 	// Method & SR \\
 	// \midrule
-	// BM25 | static & 41.2\% \\
+	// BM25 \textbar{} static & 41.2\% \\
 	// RATED & 56.8 $\pm$ 1.2\% \\
 	// \bottomrule
 	// \end{tabular}

@@ -6,6 +6,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -25,8 +26,12 @@ func TestCSVAndLaTeX(t *testing.T) {
 		t.Fatalf("csv %q, want %q", got, want)
 	}
 	tex := sample().LaTeX()
-	if !bytes.Contains([]byte(tex), []byte(`RATED | full & 83.4\% \\`)) {
-		t.Fatalf("latex does not escape %%:\n%s", tex)
+	if !bytes.Contains([]byte(tex), []byte(`RATED \textbar{} full & 83.4\% \\`)) {
+		t.Fatalf("latex does not escape %% and |:\n%s", tex)
+	}
+	p := (&Table{Columns: []string{"p", "q"}, Rows: [][]string{{"<0.001", ">0.5"}}}).LaTeX()
+	if !strings.Contains(p, `\textless{}0.001 & \textgreater{}0.5 \\`) {
+		t.Fatalf("latex does not escape < and >:\n%s", p)
 	}
 }
 

@@ -77,9 +77,11 @@ func (t *Table) CSV() string {
 	return buf.String()
 }
 
-// LaTeX renders a booktabs tabular inside a table environment.
+// LaTeX renders a booktabs tabular inside a table environment. "|", "<" and ">" are written as
+// text commands: in LaTeX's default font encoding (OT1) they would print as "—", "¡" and "¿"
+// (p-values such as "<0.001" are common cells).
 func (t *Table) LaTeX() string {
-	esc := strings.NewReplacer(`\`, `\textbackslash{}`, "&", `\&`, "%", `\%`, "$", `\$`, "#", `\#`, "_", `\_`, "{", `\{`, "}", `\}`, "~", `\textasciitilde{}`, "^", `\textasciicircum{}`, "±", `$\pm$`, "≥", `$\geq$`, "≤", `$\leq$`)
+	esc := strings.NewReplacer("|", `\textbar{}`, "<", `\textless{}`, ">", `\textgreater{}`, `\`, `\textbackslash{}`, "&", `\&`, "%", `\%`, "$", `\$`, "#", `\#`, "_", `\_`, "{", `\{`, "}", `\}`, "~", `\textasciitilde{}`, "^", `\textasciicircum{}`, "±", `$\pm$`, "≥", `$\geq$`, "≤", `$\leq$`)
 	var b strings.Builder
 	b.WriteString("\\begin{table}[t]\n\\centering\n")
 	fmt.Fprintf(&b, "\\begin{tabular}{l%s}\n\\toprule\n", strings.Repeat("r", max(0, len(t.Columns)-1)))
