@@ -71,7 +71,9 @@ with_port() { # with_port NAME CMD...: runs CMD with the Gemma baseline's port w
   if [ "$name" = gemma3-270m ]; then RATED_LLM_PORT=$gemma_port "$@"; else "$@"; fi
 }
 llm_up() { with_port "$1" nice -n "$nice_n" "$rated" llm up --config "$(cfg_of "$1")"; }
-bb() { nice -n "$nice_n" "$rated" build-bench "$@"; }
+# --adopt-journal: the journals under data/ecoagent/journal were written by this script, with
+# these generator configurations and seed, before build-bench's journal key held the settings.
+bb() { nice -n "$nice_n" "$rated" build-bench --adopt-journal "$@"; }
 
 stage_setup() {
   "$rated" setup onnxruntime models sources llm
