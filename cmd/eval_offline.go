@@ -160,7 +160,7 @@ OpenAI-compatible endpoint: dense:openai:http://127.0.0.1:8080/v1#MODEL.`,
 				return fmt.Errorf("eval offline: %w", err)
 			}
 			defer models.Close()
-			env := evaloffline.Env{Ctx: cmd.Context(), Bench: b, Log: log, Progress: newProgress(log, "encode catalog"), Encoders: src}
+			env := evaloffline.Env{Ctx: cmd.Context(), Bench: b, Log: log, Progress: newProgress(log, "eval offline"), Encoders: src}
 			res, err := evaloffline.Run(env, name, reg, cfg)
 			if err != nil {
 				return fmt.Errorf("eval offline: %w", err)
