@@ -45,8 +45,10 @@ func TestReproduceTable1(t *testing.T) {
 // published figure fails here until the expected file is regenerated and the diff reviewed.
 func TestReproduceShippedExpectedValues(t *testing.T) {
 	testassets.ORTLibrary(t)
-	testassets.Model(t, "bge-small-en-v1.5")
-	testassets.Model(t, "all-minilm-l6-v2")
+	// Table 1's rows: the encoders of rated setup models and baselines (E5, SPLADE).
+	for _, m := range []string{"bge-small-en-v1.5", "all-minilm-l6-v2", "e5-small-v2", "e5-small-v2-q", "splade-tiny"} {
+		testassets.Model(t, m)
+	}
 	t.Setenv("RATED_HOME", testassets.Dir(t))
 	stdout, stderr, err := runRated("reproduce", "--tables", "1,2", "--out", t.TempDir())
 	if err != nil || !strings.Contains(stdout, " 0 FAIL, 0 MISSING") {
@@ -62,11 +64,12 @@ func TestReproduceShippedExpectedValues(t *testing.T) {
 
 // The shipped EcoAgent release (data/ecoagent) must reproduce its expected values
 // (pkg/reproduce/expected/ecoagent.json) without any LLM: Table 1 on its Syn and Real test splits
-// (TF-IDF, BM25 and all-MiniLM-L6-v2) and Table 2 on Real test (Syn test while the release has no
-// Real) with all-MiniLM-L6-v2.
+// (TF-IDF, the two BM25s, SPLADE, all-MiniLM-L6-v2 and its fusion with the English BM25) and Table 2
+// on Real test (Syn test while the release has no Real) with all-MiniLM-L6-v2.
 func TestReproduceEcoAgentRelease(t *testing.T) {
 	testassets.ORTLibrary(t)
 	testassets.Model(t, "all-minilm-l6-v2")
+	testassets.Model(t, "splade-tiny")
 	t.Setenv("RATED_HOME", testassets.Dir(t))
 	stdout, stderr, err := runRated("reproduce", "--bench", "ecoagent", "--out", t.TempDir())
 	if err != nil || !strings.Contains(stdout, " 0 FAIL, 0 MISSING") || !strings.Contains(stdout, "[OK] table1-syn | BM25 | MRR") {
