@@ -64,14 +64,28 @@ var textReferenceModels = []struct {
 // ONNX Runtime with dynamic padding, pooling, normalisation, embedding cache) and compares each
 // vector with Hugging Face tokenizers + Python onnxruntime on the same model: cosine >= 0.9999.
 // A second model over the same cache folder must return the cached vectors bit for bit.
+// RATED_TEXT_REFERENCE_DIRS (folders separated by commas) checks more folders the same way, e.g.
+// the two towers of a rated finetune --towers dual output, each against its own ONNX file.
 func TestTextEmbeddingsMatchPython(t *testing.T) {
 	rt := sharedRuntime(t)
 	python := testassets.Python(t)
 	pythonHasTokenizers(t, python)
-	for _, rm := range textReferenceModels {
+	models := slices.Clone(textReferenceModels)
+	for _, dir := range strings.Split(os.Getenv("RATED_TEXT_REFERENCE_DIRS"), ",") {
+		if dir != "" {
+			models = append(models, struct {
+				name    string
+				perText bool
+			}{dir, false})
+		}
+	}
+	for _, rm := range models {
 		name := rm.name
-		t.Run(name, func(t *testing.T) {
-			dir := testassets.Model(t, name)
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			dir := name
+			if !filepath.IsAbs(dir) && !strings.Contains(dir, string(filepath.Separator)) {
+				dir = testassets.Model(t, name)
+			}
 			cacheDir := t.TempDir()
 			// A small token budget: the long texts run alone, short ones five at a time, so rows
 			// of one call go through batches of several shapes.
@@ -91,6 +105,11 @@ func TestTextEmbeddingsMatchPython(t *testing.T) {
 				if tower == TowerDoc {
 					prefix, encodeFn = cfg.DocPrefix, m.EncodeDocs
 				}
+				i := slices.IndexFunc(m.Towers(), func(ti TowerInfo) bool { return ti.Tower == tower })
+				if i < 0 {
+					t.Fatalf("%s: no %s tower", dir, tower)
+				}
+				info := m.Towers()[i]
 				got, err := encodeFn(referenceTexts)
 				if err != nil {
 					t.Fatal(err)
@@ -100,9 +119,9 @@ func TestTextEmbeddingsMatchPython(t *testing.T) {
 					prefixed[i] = prefix + s
 				}
 				body, _ := json.Marshal(map[string]any{
-					"model": filepath.Join(dir, cfg.Model), "tokenizer": filepath.Join(dir, cfg.Tokenizer),
+					"model": info.ModelFile, "tokenizer": info.TokenizerFile,
 					"pooling": cfg.Pooling, "max_length": cfg.MaxLength, "texts": prefixed,
-					"output": m.Towers()[0].Output, "normalize": cfg.NormalizeEnabled(),
+					"output": info.Output, "normalize": cfg.NormalizeEnabled(),
 				})
 				cmd := exec.Command(python, "testdata/text_reference.py")
 				cmd.Stdin = bytes.NewReader(body)
