@@ -57,12 +57,25 @@ type Selector struct {
 	// (tools sharing an endpoint host or an n8n node) are selected until Fraction of the
 	// catalog is covered, so a provider outage takes down all its tools at once.
 	Unit string `yaml:"unit,omitempty" json:"unit,omitempty"`
+	// Among is the set SkipTop and Fraction are shares of: "catalog" (default, the paper: N is
+	// the catalog size) or "relevant" (N is the number of tools relevant to at least one query
+	// of the stream, and only those can be selected). On a large corpus of which a stream
+	// needs few tools, the paper's rule skips every relevant tool (SkipTop·N exceeds their
+	// number) and fails only tools no query needs; "relevant" makes the failures hit the tools
+	// the stream uses. Tool unit only.
+	Among string `yaml:"among,omitempty" json:"among,omitempty"`
 }
 
 // Selector units.
 const (
 	UnitTool     = "tool"
 	UnitProvider = "provider"
+)
+
+// Selector populations (Selector.Among).
+const (
+	AmongCatalog  = "catalog"
+	AmongRelevant = "relevant"
 )
 
 // Validate checks a scenario against the run length; key locates it in the config.
@@ -107,6 +120,12 @@ func (s Scenario) Validate(key string, steps int) error {
 		if e.Select.Unit == UnitProvider && e.Kind == EventNewTools {
 			return fmt.Errorf("%s.select.unit: new_tools selects tools, not providers", ek)
 		}
+		if a := e.Select.Among; a != "" && a != AmongCatalog && a != AmongRelevant {
+			return fmt.Errorf("%s.select.among: %q is not %q or %q", ek, a, AmongCatalog, AmongRelevant)
+		}
+		if e.Select.Among == AmongRelevant && e.Select.Unit == UnitProvider {
+			return fmt.Errorf("%s.select.among: %q works with unit tool, not provider", ek, AmongRelevant)
+		}
 		if e.Select.Fraction < 0 || e.Select.Fraction >= 1 || math.IsNaN(e.Select.Fraction) {
 			return fmt.Errorf("%s.select.fraction = %v: ρ must be in [0, 1)", ek, e.Select.Fraction)
 		}
@@ -132,6 +151,18 @@ type Frequency struct {
 	Order []int
 	// Count[tool] is the number of stream steps whose query the tool is relevant to.
 	Count []int
+}
+
+// Relevant is the number of tools relevant to at least one step of the stream: the first
+// Relevant entries of Order.
+func (f Frequency) Relevant() int {
+	n := 0
+	for _, c := range f.Count {
+		if c > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // StreamFrequency counts, for every tool, the stream steps it is relevant to. relevant[q] lists

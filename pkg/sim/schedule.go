@@ -34,7 +34,13 @@ func NewSchedule(sc Scenario, w *World, freq Frequency, seed uint64) *Schedule {
 			tools = selectProviders(e.Select, w, freq, rng)
 		} else {
 			order := freq.Order
-			if e.Select.By == "random" {
+			switch {
+			case e.Select.Among == AmongRelevant:
+				order = append([]int(nil), order[:freq.Relevant()]...)
+				if e.Select.By == "random" {
+					rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+				}
+			case e.Select.By == "random":
 				order = rng.Perm(numTools)
 			}
 			tools = selectTools(e.Select, order)

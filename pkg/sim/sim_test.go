@@ -30,6 +30,52 @@ func TestFrequencyOrderAndPaperSelection(t *testing.T) {
 	}
 }
 
+// Among "relevant" takes its shares of the tools the stream needs (4 of the 10 here: 3, 1, 7,
+// 0), not of the catalog: skip round(0.25·4) = 1, fail round(0.5·4) = 2, i.e. tools 1 and 7.
+// Over the catalog the same shares skip round(2.5) = 3 tools and fail 5 (0, 2, 4, 5, 6), four
+// of them tools no query needs. A provider selector refuses it.
+func TestSelectionAmongRelevantTools(t *testing.T) {
+	relevant := [][]int{{3}, {1, 3}, {7, 0}, {3, 1}, {7}, {1, 3}}
+	freq := StreamFrequency(10, []int{0, 1, 2, 3, 4, 5}, relevant)
+	if freq.Relevant() != 4 {
+		t.Fatalf("relevant tools %d, want 4", freq.Relevant())
+	}
+	sched := func(among string) []int {
+		sc := Scenario{Name: "s", Theta: 1, Events: []Event{{Kind: EventPersistent, Start: 1,
+			Select: Selector{By: "frequency", SkipTop: 0.25, Fraction: 0.5, Among: among}}}}
+		if err := sc.Validate("scenarios[0]", 10); err != nil {
+			t.Fatal(err)
+		}
+		return NewSchedule(sc, &World{NumTools: 10}, freq, 1).Affected[0]
+	}
+	if got := sched(AmongRelevant); !reflect.DeepEqual(got, []int{1, 7}) {
+		t.Errorf("among relevant: failed %v, want [1 7]", got)
+	}
+	if got := sched(""); !reflect.DeepEqual(got, []int{0, 2, 4, 5, 6}) {
+		t.Errorf("among the catalog: failed %v, want [0 2 4 5 6]", got)
+	}
+	// Random among the relevant tools: two of {3, 1, 7, 0}, never a tool no query needs.
+	sc := Scenario{Name: "s", Theta: 1, Events: []Event{{Kind: EventPersistent, Start: 1,
+		Select: Selector{By: "random", Fraction: 0.5, Among: AmongRelevant}}}}
+	for seed := uint64(1); seed <= 20; seed++ {
+		for _, tool := range NewSchedule(sc, &World{NumTools: 10}, freq, seed).Affected[0] {
+			if freq.Count[tool] == 0 {
+				t.Fatalf("seed %d: random among relevant failed tool %d, which no query needs", seed, tool)
+			}
+		}
+	}
+	bad := Scenario{Name: "s", Theta: 1, Events: []Event{{Kind: EventPersistent, Start: 1,
+		Select: Selector{By: "frequency", Fraction: 0.2, Unit: UnitProvider, Among: AmongRelevant}}}}
+	if err := bad.Validate("scenarios[0]", 10); err == nil || !strings.Contains(err.Error(), "scenarios[0].events[0].select.among") {
+		t.Errorf("provider unit with among relevant: %v", err)
+	}
+	typo := Scenario{Name: "s", Theta: 1, Events: []Event{{Kind: EventPersistent, Start: 1,
+		Select: Selector{By: "frequency", Fraction: 0.2, Among: "relevent"}}}}
+	if err := typo.Validate("scenarios[0]", 10); err == nil || !strings.Contains(err.Error(), `"relevent"`) {
+		t.Errorf("misspelt among: %v", err)
+	}
+}
+
 // inOrder is the frequency of a stream in which tool i is relevant n−i times: the order 0…n−1.
 func inOrder(n int) Frequency {
 	f := Frequency{Order: make([]int, n), Count: make([]int, n)}
