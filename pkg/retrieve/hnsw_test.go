@@ -69,13 +69,7 @@ func TestHNSWRecallAndPersistence(t *testing.T) {
 	if err != nil || built {
 		t.Fatalf("second OpenHNSW: built %v, %v (want it loaded)", built, err)
 	}
-	for _, q := range queries[:20] {
-		a, _ := h.SearchVector(q, k)
-		b, _ := again.SearchVector(q, k)
-		if !slices.Equal(a, b) {
-			t.Fatalf("loaded graph answers %v, built graph %v", b, a)
-		}
-	}
+	sameAnswers(t, h.SearchVector, again.SearchVector, queries[:20], k)
 	files, _ := filepath.Glob(filepath.Join(dir, "hnsw-*.graph"))
 	if len(files) != 1 {
 		t.Fatalf("index files %v", files)
@@ -120,6 +114,22 @@ func BenchmarkHNSWBuild(b *testing.B) {
 // approximateRecall runs search for every query and checks each answer (k candidates, best
 // first, every score the float64 dot product of the document and the query within 1e-5); it
 // returns recall@k against exact search (d.SearchVector).
+// sameAnswers fails t unless a reloaded index answers every query exactly as the index it was
+// saved from (shared by the HNSW and IVF persistence checks).
+func sameAnswers(t *testing.T, built, loaded func([]float32, int) ([]Candidate, error), queries [][]float32, k int) {
+	t.Helper()
+	for _, q := range queries {
+		a, errA := built(q, k)
+		b, errB := loaded(q, k)
+		if errA != nil || errB != nil {
+			t.Fatalf("search: built %v, loaded %v", errA, errB)
+		}
+		if !slices.Equal(a, b) {
+			t.Fatalf("loaded index answers %v, built index %v", b, a)
+		}
+	}
+}
+
 func approximateRecall(t *testing.T, d *Dense, docs, queries [][]float32, k int, search func([]float32, int) ([]Candidate, error)) float64 {
 	t.Helper()
 	hits := 0

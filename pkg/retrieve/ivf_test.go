@@ -162,13 +162,7 @@ func TestIVFRecallAndPersistence(t *testing.T) {
 	if err != nil || built {
 		t.Fatalf("second OpenIVF: built %v, %v (want it loaded)", built, err)
 	}
-	for _, q := range queries[:20] {
-		a, _ := v.SearchVector(q, k)
-		b, _ := again.SearchVector(q, k)
-		if !slices.Equal(a, b) {
-			t.Fatalf("loaded index answers %v, built index %v", b, a)
-		}
-	}
+	sameAnswers(t, v.SearchVector, again.SearchVector, queries[:20], k)
 	files, _ := filepath.Glob(filepath.Join(dir, "ivf-*.lists"))
 	if len(files) != 1 {
 		t.Fatalf("index files %v", files)
