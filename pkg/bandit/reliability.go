@@ -63,13 +63,22 @@ type HealthConfig struct {
 	// ProviderMaskAfter: a provider is masked (with the same backoff) once this many distinct
 	// tools of it failed with no success of the provider in between. 0: never.
 	ProviderMaskAfter int `yaml:"provider_mask_after,omitempty" json:"provider_mask_after,omitempty"`
+	// SiblingStrength turns on the learned sibling correlation with this many prior pairs at
+	// ρ = 0 (failures independent until seen otherwise): ρ̂ is how often a tool failed when it was called while a sibling (a tool of its
+	// provider) had failed with no success of the provider since. Such a tool's r̂ is
+	// multiplied by 1 − ρ̂·(the provider is still down), the last factor from the recovery model
+	// (1 without it). A fleet whose providers fail as a whole learns ρ̂ near 1 and steers away
+	// from the siblings of a failed tool before they fail; one whose tools break alone learns
+	// the base failure rate and leaves them be. 0: off.
+	SiblingStrength float64 `yaml:"sibling_strength,omitempty" json:"sibling_strength,omitempty"`
 }
 
 // Validate checks the configuration; key locates it in error messages.
 func (c HealthConfig) Validate(key string) error {
 	for name, v := range map[string]float64{"half_life": c.HalfLife, "pool_rate": c.PoolRate,
 		"pool_evidence": c.PoolEvidence, "provider_strength": c.ProviderStrength,
-		"recovery_prior": c.RecoveryPrior, "recovery_strength": c.RecoveryStrength} {
+		"recovery_prior": c.RecoveryPrior, "recovery_strength": c.RecoveryStrength,
+		"sibling_strength": c.SiblingStrength} {
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("%s.%s = %v: must be a finite number >= 0", key, name, v)
 		}
@@ -105,6 +114,8 @@ type HealthLayer struct {
 	// Recovery model: outages seen to end, and the down-time observed (from an outage's first
 	// failure to each later call of the tool).
 	recoveries, downTime float64
+	// Sibling correlation: calls of a tool while a sibling was down, and how many failed.
+	siblingCalls, siblingFails float64
 	// decayPerStep = 2^(−1/H), cached powers avoid a math.Pow per call for small gaps.
 	decayPerStep float64
 }
@@ -126,6 +137,8 @@ type providerHealth struct {
 	failedTools map[int]bool // distinct tools failed since the provider's last success
 	consecutive int          // provider masks in a row
 	maskedUntil int
+	suspect     bool // a tool of the provider failed, and none succeeded since
+	lastFail    int  // step of the provider's last failure (while suspect)
 }
 
 // NewHealthLayer returns the layer. providers[tool] is the tool's provider index (-1 = none);
@@ -179,13 +192,14 @@ func (l *HealthLayer) Estimate(tool, t int) (float64, bool) {
 	prior := l.providerRate(p, t)
 	m := l.cfg.PriorStrength
 	if tool >= len(l.tools) {
-		return prior, p >= 0 && p < len(l.provs) && t < l.provs[p].maskedUntil
+		return prior * l.siblingUp(p, t), p >= 0 && p < len(l.provs) && t < l.provs[p].maskedUntil
 	}
 	th := &l.tools[tool]
 	masked := t < th.maskedUntil || (p >= 0 && p < len(l.provs) && t < l.provs[p].maskedUntil)
 	if l.cfg.Probe && th.consecutive > 0 && !masked {
 		return prior, false // the re-probe after a mask
 	}
+
 	k := l.decay(th.last, t)
 	s, f := th.s*k, th.f*k
 	r := (s + m*prior) / (s + f + m)
@@ -196,7 +210,24 @@ func (l *HealthLayer) Estimate(tool, t int) (float64, bool) {
 		fb := th.fBefore * l.decay(th.outageStart, t)
 		r = up * (s + m*prior) / (s + fb + m)
 	}
+	if th.consecutive == 0 { // a tool down itself is judged by its own outage
+		r *= l.siblingUp(p, t)
+	}
 	return r, masked
+}
+
+// siblingUp is the probability that provider p is not down as a whole at step t: 1 − ρ̂·(still
+// down) while a tool of p has failed and none succeeded since, else 1.
+func (l *HealthLayer) siblingUp(p, t int) float64 {
+	if l.cfg.SiblingStrength == 0 || p < 0 || p >= len(l.provs) || !l.provs[p].suspect {
+		return 1
+	}
+	k := l.cfg.SiblingStrength
+	rho := l.siblingFails / (l.siblingCalls + k)
+	if l.cfg.RecoveryPrior > 0 {
+		rho *= math.Exp(-l.recoveryRate() * float64(t-l.provs[p].lastFail))
+	}
+	return 1 - rho
 }
 
 // recoveryRate is μ̂ = (recoveries + k)/(down-time + k·M): outages per step of down-time.
@@ -221,7 +252,8 @@ func (l *HealthLayer) Update(tool, t int, executed bool) {
 	if th.s+th.f < l.cfg.PoolEvidence {
 		l.pool += l.cfg.PoolRate * (y - l.pool)
 	}
-	if th.consecutive > 0 { // the outage lasted at least until now
+	wasDown := th.consecutive > 0
+	if wasDown { // the outage lasted at least until now
 		l.downTime += float64(t - th.observed)
 		th.observed = t
 		if executed {
@@ -246,18 +278,30 @@ func (l *HealthLayer) Update(tool, t int, executed bool) {
 		}
 	}
 	p := l.providerOf(tool)
-	if p < 0 || (l.cfg.ProviderStrength == 0 && l.cfg.ProviderMaskAfter == 0) {
+	if p < 0 || (l.cfg.ProviderStrength == 0 && l.cfg.ProviderMaskAfter == 0 && l.cfg.SiblingStrength == 0) {
 		return
 	}
 	l.provs = grow(l.provs, p)
 	ph := &l.provs[p]
+	if ph.suspect && !wasDown { // a call while a sibling was down: evidence of correlation
+		l.siblingCalls++
+		if !executed {
+			l.siblingFails++
+		}
+	}
 	k = l.decay(ph.last, t)
 	ph.s, ph.f, ph.last = ph.s*k, ph.f*k, t
 	if executed {
 		ph.s++
 		ph.failedTools = nil
 		ph.consecutive = 0
+		ph.suspect = false
 		return
+	}
+	// Suspicion dates from a tool's first failure of its outage: re-probes of a tool that stays
+	// down alone must not keep its healthy siblings under suspicion for ever.
+	if !wasDown || !ph.suspect {
+		ph.suspect, ph.lastFail = true, t
 	}
 	// Only correlated failures count against the provider: a second distinct tool failing with
 	// no success of the provider in between. A tool that breaks alone (a bad release, a revoked

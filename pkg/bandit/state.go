@@ -19,8 +19,9 @@ import (
 // snapshotMagic opens every policy snapshot; the format version follows as a uvarint.
 const snapshotMagic = "RATEDPOL"
 
-// snapshotVersion is bumped whenever the layout of any policy's state changes.
-const snapshotVersion = 1
+// snapshotVersion is bumped whenever the layout of any policy's state changes. Version 2 added
+// the reliability layer's sibling correlation; version 1 snapshots are still read (without it).
+const snapshotVersion = 2
 
 // ErrSnapshotMismatch is wrapped by Restore when the snapshot belongs to another kind of policy
 // (or another relevance model or reliability layer) than the one it is restored into.
@@ -43,10 +44,11 @@ func Restore(p Policy, data []byte) error {
 		return fmt.Errorf("restore policy %s: not a rated policy snapshot", p.Name())
 	}
 	r := binenc.NewReader(data[len(snapshotMagic):])
-	if v := r.Uvarint(); r.Err() == nil && v != snapshotVersion {
-		return fmt.Errorf("restore policy %s: snapshot format version %d, this build reads %d", p.Name(), v, snapshotVersion)
+	v := r.Uvarint()
+	if r.Err() == nil && (v < 1 || v > snapshotVersion) {
+		return fmt.Errorf("restore policy %s: snapshot format version %d, this build reads 1 to %d", p.Name(), v, snapshotVersion)
 	}
-	readPolicy(r, p)
+	readPolicy(r, p, v)
 	if err := r.End(); err != nil {
 		return fmt.Errorf("restore policy %s: %w", p.Name(), err)
 	}
@@ -151,7 +153,7 @@ func writePolicy(w *binenc.Writer, p Policy) error {
 	return nil
 }
 
-func readPolicy(r *binenc.Reader, p Policy) {
+func readPolicy(r *binenc.Reader, p Policy, version uint64) {
 	kind := r.String()
 	if r.Err() != nil {
 		return
@@ -237,7 +239,7 @@ func readPolicy(r *binenc.Reader, p Policy) {
 					r.Fail(fmt.Errorf("exploration random source: %w", err))
 				}
 			}
-			readPolicy(r, p.inner)
+			readPolicy(r, p.inner, version)
 		}
 	case *Factored:
 		if want = "factored"; kind == want {
@@ -248,7 +250,7 @@ func readPolicy(r *binenc.Reader, p Policy) {
 				expect(r, "reliability layer", layer, "none")
 			case *HealthLayer:
 				if expect(r, "reliability layer", layer, "health") {
-					readHealth(r, h)
+					readHealth(r, h, version)
 				}
 			default:
 				r.Fail(fmt.Errorf("reliability layer %T has no snapshot format", h))
@@ -400,10 +402,14 @@ func writeHealth(w *binenc.Writer, l *HealthLayer) {
 		writeInts(w, failed)
 		w.Int(p.consecutive)
 		w.Int(p.maskedUntil)
+		w.Bool(p.suspect)
+		w.Int(p.lastFail)
 	}
+	w.Float64(l.siblingCalls)
+	w.Float64(l.siblingFails)
 }
 
-func readHealth(r *binenc.Reader, l *HealthLayer) {
+func readHealth(r *binenc.Reader, l *HealthLayer, version uint64) {
 	l.pool = r.Float64()
 	if r.Err() == nil && !(l.pool >= 0 && l.pool <= 1) {
 		r.Fail(fmt.Errorf("reliability layer: pooled rate %v outside [0, 1]", l.pool))
@@ -430,6 +436,15 @@ func readHealth(r *binenc.Reader, l *HealthLayer) {
 			}
 		}
 		p.consecutive, p.maskedUntil = r.Int(), r.Int()
+		if version >= 2 {
+			p.suspect, p.lastFail = r.Bool(), r.Int()
+		}
+	}
+	if version >= 2 {
+		l.siblingCalls, l.siblingFails = r.Float64(), r.Float64()
+		if r.Err() == nil && (bad(l.siblingCalls) || bad(l.siblingFails) || l.siblingFails > l.siblingCalls) {
+			r.Fail(fmt.Errorf("reliability layer: sibling counts (%v of %v)", l.siblingFails, l.siblingCalls))
+		}
 	}
 	if r.Err() == nil {
 		for i, t := range l.tools {
