@@ -367,36 +367,37 @@ func BenchmarkRecommendedDecision(b *testing.B) {
 }
 
 func TestHealthLayerSiblingCorrelationByHand(t *testing.T) {
-	cfg := HealthConfig{PriorStrength: 1, PoolInit: 1, SiblingStrength: 1}
-	// Tools 0, 1, 2 share provider 0; tool 3 has provider 1.
-	l := NewHealthLayer(cfg, []int{0, 0, 0, 1})
+	cfg := HealthConfig{PriorStrength: 1, PoolInit: 1, SiblingStrength: 0.5}
+	// Tools 0, 1, 2 share provider 0; tools 3 and 4 share provider 1.
+	l := NewHealthLayer(cfg, []int{0, 0, 0, 1, 1})
+	rhat := func(tool, t int) float64 { r, _ := l.Estimate(tool, t); return r }
 	l.Update(0, 0, true)
 	l.Update(0, 1, false) // provider 0 under suspicion from step 1
-	// No sibling seen yet: ρ̂ = 0/(0 + 1), so an untried sibling keeps p̄ = 1.
-	if r, _ := l.Estimate(1, 2); r != 1 {
-		t.Fatalf("sibling before any evidence of correlation: r̂ %v, want 1", r)
-	}
-	l.Update(1, 3, false) // a sibling called while 0 is down fails: ρ̂ = 1/(1 + 1)
-	near(t, "untried sibling", func() float64 { r, _ := l.Estimate(2, 4); return r }(), 0.5)
-	near(t, "another provider's tool", func() float64 { r, _ := l.Estimate(3, 4); return r }(), 1)
+	// No sibling seen yet: ρ̂ = 0/(0 + 0.5), so an untried sibling keeps p̄ = 1.
+	near(t, "sibling before any evidence of correlation", rhat(1, 2), 1)
+	l.Update(1, 3, false) // a sibling called while 0 is down fails: ρ̂ = 1/(1 + 0.5) = 2/3
+	near(t, "untried sibling", rhat(2, 4), 1-2.0/3)
+	near(t, "another provider's tool", rhat(3, 4), 1)
 	// The failed tool itself keeps its own estimate, (s + m)/(s + f + m) = (1 + 1)/(1 + 1 + 1).
-	near(t, "the failed tool", func() float64 { r, _ := l.Estimate(0, 4); return r }(), 2.0/3)
-	l.Update(2, 5, true) // a sibling succeeds: no longer suspect; ρ̂ = 1/(2 + 1)
-	near(t, "suspicion cleared", func() float64 { r, _ := l.Estimate(2, 6); return r }(), 1)
+	near(t, "the failed tool", rhat(0, 4), 2.0/3)
+	l.Update(2, 5, true) // a sibling succeeds: suspicion cleared; ρ̂ = 1/(2 + 0.5) = 0.4
+	near(t, "suspicion cleared", rhat(2, 6), 1)
 	l.Update(0, 6, false) // tool 0 again (a re-probe): suspicion anew, not a sibling call
-	near(t, "sibling with ρ̂ = 1/3", func() float64 { r, _ := l.Estimate(2, 7); return r }(), 2.0/3)
-	l.Update(1, 8, false) // tool 1 was down already: not a sibling call, ρ̂ stays 1/3
-	near(t, "ρ̂ after a down tool's re-probe", func() float64 { r, _ := l.Estimate(2, 9); return r }(), 2.0/3)
+	near(t, "ρ̂ = 0.4 ≤ 1/2 discounts nothing", rhat(2, 7), 1)
+	l.Update(1, 8, false) // tool 1 was down already: not a sibling call
+	l.Update(3, 9, false)
+	l.Update(4, 10, false) // a sibling of 3 fails with it: ρ̂ = 2/(3 + 0.5) = 4/7
+	near(t, "sibling with ρ̂ = 4/7", rhat(2, 11), 1-4.0/7)
 
 	// With the recovery model the suspicion fades as the provider may have come back:
-	// 1 − ρ̂·e^(−μ̂·(t − t_f)), μ̂ = (0 + 1)/(0 + 1·1000) with no outage seen to end.
+	// 1 − ρ̂·e^(−μ̂·(t − t_f)), μ̂ = (0 + 1)/(50 + 1·1000) with no outage seen to end.
 	cfg.RecoveryPrior, cfg.RecoveryStrength = 1000, 1
 	l = NewHealthLayer(cfg, []int{0, 0, 0, 1})
 	l.Update(0, 0, false)
-	l.Update(1, 10, false) // ρ̂ = 1/2; suspicion dates from step 10, tool 1's first failure
+	l.Update(1, 10, false) // ρ̂ = 2/3; suspicion dates from step 10, tool 1's first failure
 	l.Update(0, 50, false) // tool 0's re-probe does not renew it (observed down-time 0 → 50)
 	mu := 1.0 / (50 + 1000)
-	near(t, "fading suspicion", func() float64 { r, _ := l.Estimate(2, 110); return r }(), 1-0.5*math.Exp(-mu*100))
+	near(t, "fading suspicion", rhat(2, 110), 1-2.0/3*math.Exp(-mu*100))
 }
 
 // TestRestoreVersion1Snapshot restores a snapshot written by the format before the sibling

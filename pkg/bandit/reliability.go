@@ -64,12 +64,13 @@ type HealthConfig struct {
 	// tools of it failed with no success of the provider in between. 0: never.
 	ProviderMaskAfter int `yaml:"provider_mask_after,omitempty" json:"provider_mask_after,omitempty"`
 	// SiblingStrength turns on the learned sibling correlation with this many prior pairs at
-	// ρ = 0 (failures independent until seen otherwise): ρ̂ is how often a tool failed when it was called while a sibling (a tool of its
-	// provider) had failed with no success of the provider since. Such a tool's r̂ is
-	// multiplied by 1 − ρ̂·(the provider is still down), the last factor from the recovery model
-	// (1 without it). A fleet whose providers fail as a whole learns ρ̂ near 1 and steers away
-	// from the siblings of a failed tool before they fail; one whose tools break alone learns
-	// the base failure rate and leaves them be. 0: off.
+	// ρ = 0 (failures independent until seen otherwise): ρ̂ is how often a tool failed when it
+	// was called while a sibling (a tool of its provider) had failed with no success of the
+	// provider since. Once ρ̂ > 1/2, such a tool's r̂ is multiplied by 1 − ρ̂·(the provider is
+	// still down), the last factor from the recovery model (1 without it). A fleet whose
+	// providers fail as a whole learns ρ̂ near 1 and steers away from the siblings of a failed
+	// tool before they fail; one whose tools break alone learns the base failure rate and
+	// leaves them be. 0: off.
 	SiblingStrength float64 `yaml:"sibling_strength,omitempty" json:"sibling_strength,omitempty"`
 }
 
@@ -224,6 +225,13 @@ func (l *HealthLayer) siblingUp(p, t int) float64 {
 	}
 	k := l.cfg.SiblingStrength
 	rho := l.siblingFails / (l.siblingCalls + k)
+	if rho <= 0.5 {
+		// Siblings of a failed tool fail no more often than not: failures that strike many
+		// tools at once but independently (every tool not called since is as likely down)
+		// look like this too, and discounting only the siblings would steer away from them
+		// for nothing.
+		return 1
+	}
 	if l.cfg.RecoveryPrior > 0 {
 		rho *= math.Exp(-l.recoveryRate() * float64(t-l.provs[p].lastFail))
 	}
