@@ -79,15 +79,16 @@ func (p *lineProgress) Add(n int) {
 func (p *lineProgress) line() string {
 	el := p.now().Sub(p.t0)
 	ran := p.done - p.start
-	rate := 0.0
-	if el > 0 {
-		rate = float64(ran) / el.Minutes()
+	// Under a second (items served from a cache) a rate says nothing and reads absurdly.
+	rate := "-"
+	if el >= time.Second {
+		rate = fmt.Sprintf("%.1f", float64(ran)/el.Minutes())
 	}
 	eta := "?"
 	if ran > 0 {
 		eta = (time.Duration(float64(el) / float64(ran) * float64(p.total-p.done))).Round(time.Second).String()
 	}
-	return fmt.Sprintf("%s: %d/%d (%.0f%%), %.1f items/min, ETA %s", p.stage, p.done, p.total, 100*float64(p.done)/float64(max(p.total, 1)), rate, eta)
+	return fmt.Sprintf("%s: %d/%d (%.0f%%), %s items/min, ETA %s", p.stage, p.done, p.total, 100*float64(p.done)/float64(max(p.total, 1)), rate, eta)
 }
 
 func (p *lineProgress) Finish() {
