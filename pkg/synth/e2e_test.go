@@ -35,11 +35,9 @@ func realLLM(t testing.TB) (*Client, LLMConfig, string) {
 	if resp, err := hc.Get(cfg.ResolvedBaseURL() + "/models"); err == nil {
 		resp.Body.Close()
 	} else {
-		up := exec.Command(filepath.Join(root, "scripts", "llm-up"))
-		up.Env = append(os.Environ(), "RATED_HOME="+assets)
-		if out, err := up.CombinedOutput(); err != nil {
-			t.Fatalf("scripts/llm-up: %v\n%s", err, out)
-		}
+		// Registered first: llm-up can start the server and still fail (not ready in time on a
+		// loaded machine), and the server must not outlive the test either way (llm-down is
+		// idempotent).
 		t.Cleanup(func() {
 			down := exec.Command(filepath.Join(root, "scripts", "llm-down"))
 			down.Env = append(os.Environ(), "RATED_HOME="+assets)
@@ -47,6 +45,11 @@ func realLLM(t testing.TB) (*Client, LLMConfig, string) {
 				t.Errorf("scripts/llm-down: %v\n%s", err, out)
 			}
 		})
+		up := exec.Command(filepath.Join(root, "scripts", "llm-up"))
+		up.Env = append(os.Environ(), "RATED_HOME="+assets)
+		if out, err := up.CombinedOutput(); err != nil {
+			t.Fatalf("scripts/llm-up: %v\n%s", err, out)
+		}
 	}
 	// Make sure llm-up also works when the server is already running (idempotent).
 	again := exec.Command(filepath.Join(root, "scripts", "llm-up"))
