@@ -96,6 +96,12 @@ func TestSampleAuditStratified(t *testing.T) {
 	add(10, 0.7, "hi")   // stratum [0.5, 0.85)
 	add(10, 0.95, "top") // stratum [0.85, 1]
 	recs = append(recs, Record{Key: "real/failed", OK: false}, Record{Key: "syn/x", OK: true, Score: 0.9})
+	// The same 31 pairs under a settings-tagged key (the layout build-bench writes now) are the
+	// same pairs: the sample must not count them twice.
+	for _, r := range recs[:31] {
+		r.Key = "real@tag1" + strings.TrimPrefix(r.Key, "real")
+		recs = append(recs, r)
+	}
 	s := SampleAudit(recs, 10, rand.New(rand.NewPCG(1, 1)))
 	count := map[float64]int{}
 	for _, r := range s {
@@ -105,6 +111,10 @@ func TestSampleAuditStratified(t *testing.T) {
 	// the three strata still open: low 3, mid 1, hi 3, top 3.
 	if len(s) != 10 || count[0.1] != 3 || count[0.3] != 1 || count[0.7] != 3 || count[0.95] != 3 {
 		t.Fatalf("sample %v", count)
+	}
+	// Tagged keys alone (a journal written by the current build) are sampled too.
+	if got := len(SampleAudit(recs[33:], 40, rand.New(rand.NewPCG(1, 1)))); got != 31 {
+		t.Fatalf("%d pairs sampled from 31 tagged ones", got)
 	}
 }
 
