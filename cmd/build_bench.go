@@ -488,6 +488,9 @@ With --labels: reads a labelled CSV and reports the agreement of the validator's
 				return err
 			}
 			sample := synth.SampleAudit(j.Records(), n, rand.New(rand.NewPCG(seed, 0xa0d17)))
+			if len(sample) == 0 {
+				return fmt.Errorf("%s: no validated Real pairs to sample (%d records)", filepath.Join(dir, "journal", "real.jsonl"), len(j.Records()))
+			}
 			if err := synth.WriteAuditCSV(csvPath, sample, tools, keep); err != nil {
 				return err
 			}

@@ -212,3 +212,27 @@ func TestBuildBenchKeepsAuditJournals(t *testing.T) {
 		t.Fatalf("judge journal after the rerun: %q", got)
 	}
 }
+
+// TestBuildBenchAuditSamplesTaggedJournal: the audit samples the Real pairs of a journal written
+// by the current build (keys "real@<settings tag>/…"), and a journal with none is an error naming
+// it rather than an empty CSV.
+func TestBuildBenchAuditSamplesTaggedJournal(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "journal"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "real"), 0o755)
+	os.WriteFile(filepath.Join(dir, "real", "catalog.jsonl"), []byte(`{"id":"t1","name":"one","description":"does one thing","platform":"n8n"}`+"\n"), 0o644)
+	journal := filepath.Join(dir, "journal", "real.jsonl")
+	os.WriteFile(journal, []byte(`{"key":"syn@abc/n10/t1","ok":true,"tool_id":"t1","attempts":1,"seed":1,"elapsed_ms":1}`+"\n"), 0o644)
+	csvPath := filepath.Join(dir, "audit.csv")
+	_, _, err := runRated("build-bench", "audit", "--dir", dir, "--out-csv", csvPath)
+	if err == nil || !strings.Contains(err.Error(), journal) || !strings.Contains(err.Error(), "no validated Real pairs") {
+		t.Fatalf("a journal without Real pairs: %v", err)
+	}
+	os.WriteFile(journal, []byte(`{"key":"real@abc/q1/t1","ok":true,"tool_id":"t1","query_id":"q1","query":"do one thing","score":0.9,"attempts":1,"seed":1,"elapsed_ms":1}`+"\n"), 0o644)
+	if _, stderr, err := runRated("build-bench", "audit", "--dir", dir, "--out-csv", csvPath); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if got := mustRead(t, csvPath); !strings.Contains(got, "q1") || strings.Count(got, "\n") != 2 {
+		t.Fatalf("audit CSV:\n%s", got)
+	}
+}
