@@ -200,7 +200,6 @@ func (l *HealthLayer) Estimate(tool, t int) (float64, bool) {
 	if l.cfg.Probe && th.consecutive > 0 && !masked {
 		return prior, false // the re-probe after a mask
 	}
-
 	k := l.decay(th.last, t)
 	s, f := th.s*k, th.f*k
 	r := (s + m*prior) / (s + f + m)

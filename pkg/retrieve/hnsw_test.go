@@ -111,9 +111,6 @@ func BenchmarkHNSWBuild(b *testing.B) {
 	}
 }
 
-// approximateRecall runs search for every query and checks each answer (k candidates, best
-// first, every score the float64 dot product of the document and the query within 1e-5); it
-// returns recall@k against exact search (d.SearchVector).
 // sameAnswers fails t unless a reloaded index answers every query exactly as the index it was
 // saved from (shared by the HNSW and IVF persistence checks).
 func sameAnswers(t *testing.T, built, loaded func([]float32, int) ([]Candidate, error), queries [][]float32, k int) {
@@ -130,6 +127,9 @@ func sameAnswers(t *testing.T, built, loaded func([]float32, int) ([]Candidate, 
 	}
 }
 
+// approximateRecall runs search for every query and checks each answer (k candidates, best
+// first, every score the float64 dot product of the document and the query within 1e-5); it
+// returns recall@k against exact search (d.SearchVector).
 func approximateRecall(t *testing.T, d *Dense, docs, queries [][]float32, k int, search func([]float32, int) ([]Candidate, error)) float64 {
 	t.Helper()
 	hits := 0

@@ -22,34 +22,22 @@ var AuditColumns = []string{"key", "query_id", "query", "tool_id", "tool_name", 
 // sees rejected, borderline and kept pairs (upper bounds exclusive except the last).
 var AuditStrata = []float64{0, 0.25, 0.5, 0.85, 1.0000001}
 
-// pairKeyFallback tells apart records that carry no query or tool id (hand-made journals): their
-// key without the settings tag stands for the pair.
-func pairKeyFallback(r Record) string {
-	if r.QueryID != "" || r.ToolID != "" {
-		return ""
-	}
-	if i := strings.Index(r.Key, "/"); i >= 0 {
-		return r.Key[i:]
-	}
-	return r.Key
-}
-
 // SampleAudit draws up to n validated Real pairs from the journal, stratified over AuditStrata:
 // the sample is split as evenly as possible over the non-empty strata (a stratum with fewer pairs
 // than its share gives its rest to the others), each stratum sampled without replacement with
 // rng. The result is ordered by key.
 func SampleAudit(recs []Record, n int, rng *rand.Rand) []Record {
 	strata := make([][]Record, len(AuditStrata)-1)
-	// Journals key Real pairs "real/…" (before settings were part of the key) or
-	// "real@<settings tag>/…"; a pair validated under several keys is one pair (the last record).
+	// A pair validated under several keys (before and after settings were part of the key) is
+	// one pair: its last record.
 	last := map[string]int{}
 	for i, r := range recs {
-		if r.OK && (strings.HasPrefix(r.Key, "real/") || strings.HasPrefix(r.Key, "real@")) {
-			last[r.QueryID+"\x00"+r.ToolID+"\x00"+pairKeyFallback(r)] = i
+		if pair, ok := realPair(r.Key); ok && r.OK {
+			last[pair] = i
 		}
 	}
 	for i, r := range recs {
-		if !r.OK || last[r.QueryID+"\x00"+r.ToolID+"\x00"+pairKeyFallback(r)] != i || !(strings.HasPrefix(r.Key, "real/") || strings.HasPrefix(r.Key, "real@")) {
+		if pair, ok := realPair(r.Key); !ok || !r.OK || last[pair] != i {
 			continue
 		}
 		for s := 0; s+1 < len(AuditStrata); s++ {

@@ -77,6 +77,15 @@ func (c RealConfig) journalKey(p RealPair) string {
 	return "real@" + c.JournalTag + strings.TrimPrefix(realKey(p), "real")
 }
 
+// realPair returns the pair a Real journal key stands for ("/<query id>/<tool id>", the same
+// under "real/…" and "real@<tag>/…") and whether key is a Real key at all.
+func realPair(key string) (string, bool) {
+	if !strings.HasPrefix(key, "real/") && !strings.HasPrefix(key, "real@") {
+		return "", false
+	}
+	return key[strings.Index(key, "/"):], true
+}
+
 // LegacyRecords counts the journal's records under keys without a settings tag: written before
 // settings were part of the key, they are not reused unless adopted (AdoptLegacy).
 func LegacyRecords(j *Journal) int {
