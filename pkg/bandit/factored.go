@@ -55,10 +55,14 @@ type Factored struct {
 	relevance RelevanceModel
 	health    Reliability // nil: every tool r̂ = 1, never masked
 	fusion    FusionConfig
-	rel       []float64
-	rhat      []float64
-	scores    []float64
-	masked    []bool
+	// taskHealth reconfigures health at the first observed task outcome (nil: never);
+	// taskMode records that it has.
+	taskHealth *HealthConfig
+	taskMode   bool
+	rel        []float64
+	rhat       []float64
+	scores     []float64
+	masked     []bool
 }
 
 // NewFactored returns the policy; health may be nil.
@@ -149,8 +153,34 @@ func (p *Factored) Choose(s *Step) int {
 	return argmaxAllowed(s, p.scores)
 }
 
+// SetTaskReliability makes the reliability layer (a *HealthLayer) continue with cfg from the
+// first observed task outcome on; it panics on an invalid cfg or another kind of layer.
+func (p *Factored) SetTaskReliability(cfg HealthConfig) {
+	if _, ok := p.health.(*HealthLayer); !ok {
+		panic(fmt.Sprintf("policy %s: task_reliability needs a HealthLayer, not %T", p.label, p.health))
+	}
+	if err := cfg.Validate("task_reliability"); err != nil {
+		panic(err)
+	}
+	p.taskHealth = &cfg
+}
+
+// TaskMode reports whether the policy has switched to its task-feedback reliability settings.
+func (p *Factored) TaskMode() bool { return p.taskMode }
+
+func (p *Factored) enterTaskMode() {
+	if p.taskMode || p.taskHealth == nil {
+		return
+	}
+	p.health.(*HealthLayer).Reconfigure(*p.taskHealth)
+	p.taskMode = true
+}
+
 // Observe implements Policy.
 func (p *Factored) Observe(s *Step, pos int, fb Feedback) {
+	if fb.TaskKnown {
+		p.enterTaskMode()
+	}
 	if p.health != nil {
 		p.health.Update(s.Candidates[pos].Tool, s.T, fb.Executed)
 	}

@@ -400,6 +400,66 @@ func TestHealthLayerSiblingCorrelationByHand(t *testing.T) {
 	near(t, "fading suspicion", rhat(2, 110), 1-2.0/3*math.Exp(-mu*100))
 }
 
+// TestFactoredTaskReliabilityByHand: the layer keeps its execution-feedback settings (reset on
+// failure, masks) until the first task outcome, then continues with task_reliability's (no
+// reset, no masks), its evidence kept and the masks it can no longer set lifted.
+func TestFactoredTaskReliabilityByHand(t *testing.T) {
+	exec := HealthConfig{PriorStrength: 1, PoolInit: 1, ResetOnFailure: true, MaskBase: 100}
+	task := HealthConfig{PriorStrength: 1, PoolInit: 1}
+	p, err := New(Spec{Name: "r", Kind: "factored", Relevance: &RelevanceSpec{Model: "calibrated"},
+		Reliability: &exec, TaskReliability: &task, Fusion: &FusionConfig{Kind: FusionExpected}}, Env{NumTools: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := p.(*Factored)
+	s := &Step{Candidates: []Candidate{{Tool: 0, Relevance: 0.9}, {Tool: 1, Relevance: 0.5}, {Tool: 2, Relevance: 0.5}}}
+	rhat := func(tool, step int) (float64, bool) { return f.health.Estimate(tool, step) }
+	observe := func(pos, step int, fb Feedback) { s.T = step; p.Observe(s, pos, fb) }
+	for step := 0; step < 3; step++ {
+		observe(0, step, Feedback{Executed: true})
+	}
+	observe(0, 3, Feedback{Executed: false})
+	// Execution mode: the failure wipes the three successes, (0 + 1·1)/(0 + 1 + 1), and masks
+	// the tool for D·2⁰ = 100 steps after it.
+	r, masked := rhat(0, 4)
+	near(t, "after a failure, execution mode", r, 0.5)
+	if !masked || f.TaskMode() {
+		t.Fatalf("execution mode: masked %v (want true), task mode %v (want false)", masked, f.TaskMode())
+	}
+	if _, masked := rhat(0, 104); masked {
+		t.Fatal("the mask outlived 3 + 1 + 100 steps")
+	}
+	// The first task outcome switches: tool 0's mask is lifted at once, evidence kept.
+	observe(1, 5, Feedback{Executed: true, TaskKnown: true, Task: false})
+	if !f.TaskMode() {
+		t.Fatal("no task mode after a task outcome")
+	}
+	if r, masked := rhat(0, 6); masked || math.Abs(r-0.5) > 1e-12 {
+		t.Fatalf("tool 0 after the switch: r̂ %v masked %v, want 0.5 and unmasked", r, masked)
+	}
+	// Task mode: tool 2 succeeds three times and fails once, and keeps its successes:
+	// (3 + 1)/(3 + 1 + 1), with no mask.
+	for step := 6; step < 9; step++ {
+		observe(2, step, Feedback{Executed: true, TaskKnown: true, Task: true})
+	}
+	observe(2, 9, Feedback{Executed: false, TaskKnown: true})
+	r, masked = rhat(2, 10)
+	near(t, "after a failure, task mode", r, 0.8)
+	if masked {
+		t.Fatal("task mode masked a tool")
+	}
+	// Without task_reliability a task outcome changes nothing.
+	q, err := New(Spec{Name: "q", Kind: "factored", Relevance: &RelevanceSpec{Model: "calibrated"},
+		Reliability: &exec, Fusion: &FusionConfig{Kind: FusionExpected}}, Env{NumTools: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Observe(s, 0, Feedback{Executed: true, TaskKnown: true, Task: true})
+	if q.(*Factored).TaskMode() {
+		t.Fatal("task mode without task_reliability")
+	}
+}
+
 // TestRestoreVersion1Snapshot restores a snapshot written by the format before the sibling
 // correlation (testdata/snapshot-v1-recommended.bin: the recommended policy of that build after
 // 300 steps of newStepSource(11, 40, 8)) and checks that, with the correlation off, the restored
@@ -424,6 +484,7 @@ func TestRestoreVersion1Snapshot(t *testing.T) {
 	layer := *spec.Reliability
 	layer.SiblingStrength = 0
 	spec.Reliability = &layer
+	spec.TaskReliability = nil // that build had no task-feedback settings either
 	p, err := New(spec, testEnv(3))
 	if err != nil {
 		t.Fatal(err)

@@ -155,6 +155,26 @@ func NewHealthLayer(cfg HealthConfig, providers []int) *HealthLayer {
 	return l
 }
 
+// Reconfigure makes the layer continue with cfg, keeping its evidence. Masks that cfg could
+// never set (mask_base 0) are lifted. It panics on an invalid cfg: callers validate first.
+func (l *HealthLayer) Reconfigure(cfg HealthConfig) {
+	if err := cfg.Validate("reliability"); err != nil {
+		panic(err)
+	}
+	l.cfg, l.decayPerStep = cfg, 1
+	if cfg.HalfLife > 0 {
+		l.decayPerStep = math.Exp2(-1 / cfg.HalfLife)
+	}
+	if cfg.MaskBase == 0 {
+		for i := range l.tools {
+			l.tools[i].maskedUntil = 0
+		}
+		for i := range l.provs {
+			l.provs[i].maskedUntil = 0
+		}
+	}
+}
+
 // decay returns the factor evidence from step last keeps at step t.
 func (l *HealthLayer) decay(last, t int) float64 {
 	if l.cfg.HalfLife <= 0 || t <= last {

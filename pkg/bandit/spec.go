@@ -46,7 +46,13 @@ type Spec struct {
 	// Factored policies: the relevance model, the reliability layer (nil: none) and the fusion.
 	Relevance   *RelevanceSpec `yaml:"relevance,omitempty" json:"relevance,omitempty"`
 	Reliability *HealthConfig  `yaml:"reliability,omitempty" json:"reliability,omitempty"`
-	Fusion      *FusionConfig  `yaml:"fusion,omitempty" json:"fusion,omitempty"`
+	// TaskReliability is the reliability layer's configuration once the runtime reports task
+	// outcomes (the task and judged protocols): the layer keeps its evidence and continues
+	// with these settings from the first task outcome on. A relevance model that learns which
+	// tool serves a query makes hard masks and resets costly (they exclude the one tool known
+	// to serve it), so the recommended policy relaxes them there. nil: reliability throughout.
+	TaskReliability *HealthConfig `yaml:"task_reliability,omitempty" json:"task_reliability,omitempty"`
+	Fusion          *FusionConfig `yaml:"fusion,omitempty" json:"fusion,omitempty"`
 	// Explore makes the policy draw its choices (a logging policy for off-policy evaluation:
 	// its propensities go to the decision log); nil: it decides as configured.
 	Explore *ExploreConfig `yaml:"explore,omitempty" json:"explore,omitempty"`
@@ -175,8 +181,8 @@ func (s Spec) Validate(key string) error {
 		if err := s.validateFactored(key); err != nil {
 			return err
 		}
-	} else if s.Relevance != nil || s.Reliability != nil || s.Fusion != nil {
-		return fmt.Errorf("%s: relevance, reliability and fusion apply to kind factored only", key)
+	} else if s.Relevance != nil || s.Reliability != nil || s.TaskReliability != nil || s.Fusion != nil {
+		return fmt.Errorf("%s: relevance, reliability, task_reliability and fusion apply to kind factored only", key)
 	}
 	if s.Explore != nil {
 		if err := s.Explore.Validate(key+".explore", s.Kind); err != nil {
@@ -211,6 +217,14 @@ func (s Spec) validateFactored(key string) error {
 	}
 	if s.Reliability != nil {
 		if err := s.Reliability.Validate(key + ".reliability"); err != nil {
+			return err
+		}
+	}
+	if s.TaskReliability != nil {
+		if s.Reliability == nil {
+			return fmt.Errorf("%s.task_reliability: needs a reliability layer to reconfigure (set reliability too)", key)
+		}
+		if err := s.TaskReliability.Validate(key + ".task_reliability"); err != nil {
 			return err
 		}
 	}
@@ -347,9 +361,12 @@ func newFactored(spec Spec, env Env) (Policy, error) {
 	default:
 		return nil, fmt.Errorf("policy %s: unknown relevance model %q", spec.Name, r.Model)
 	}
-	var health Reliability
-	if spec.Reliability != nil {
-		health = NewHealthLayer(*spec.Reliability, env.Providers)
+	if spec.Reliability == nil {
+		return NewFactored(spec.Name, rel, nil, *spec.Fusion), nil
 	}
-	return NewFactored(spec.Name, rel, health, *spec.Fusion), nil
+	p := NewFactored(spec.Name, rel, NewHealthLayer(*spec.Reliability, env.Providers), *spec.Fusion)
+	if spec.TaskReliability != nil {
+		p.SetTaskReliability(*spec.TaskReliability)
+	}
+	return p, nil
 }

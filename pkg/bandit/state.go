@@ -20,8 +20,9 @@ import (
 const snapshotMagic = "RATEDPOL"
 
 // snapshotVersion is bumped whenever the layout of any policy's state changes. Version 2 added
-// the reliability layer's sibling correlation; version 1 snapshots are still read (without it).
-const snapshotVersion = 2
+// the reliability layer's sibling correlation, version 3 whether a factored policy has switched
+// to its task-feedback reliability settings; older snapshots are still read (without them).
+const snapshotVersion = 3
 
 // ErrSnapshotMismatch is wrapped by Restore when the snapshot belongs to another kind of policy
 // (or another relevance model or reliability layer) than the one it is restored into.
@@ -147,6 +148,7 @@ func writePolicy(w *binenc.Writer, p Policy) error {
 		default:
 			return fmt.Errorf("reliability layer %T has no snapshot format", h)
 		}
+		w.Bool(p.taskMode)
 	default:
 		return fmt.Errorf("policy type %T has no snapshot format", p)
 	}
@@ -254,6 +256,15 @@ func readPolicy(r *binenc.Reader, p Policy, version uint64) {
 				}
 			default:
 				r.Fail(fmt.Errorf("reliability layer %T has no snapshot format", h))
+			}
+			// The layer's evidence is restored; its settings follow the mode (a restored policy
+			// built from the Spec starts in execution mode).
+			if version >= 3 && r.Bool() && r.Err() == nil {
+				if p.taskHealth == nil {
+					r.Fail(fmt.Errorf("snapshot in task-feedback mode, policy %s has no task_reliability", p.Name()))
+				} else {
+					p.enterTaskMode()
+				}
 			}
 		}
 	default:

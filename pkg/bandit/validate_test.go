@@ -23,3 +23,26 @@ func TestSpecValidationRefusesNonFinite(t *testing.T) {
 		}
 	}
 }
+
+// TestSpecValidationTaskReliability: task_reliability reconfigures a reliability layer, so it
+// needs one, must itself be valid, and belongs to factored policies only.
+func TestSpecValidationTaskReliability(t *testing.T) {
+	rel := &RelevanceSpec{Model: "calibrated"}
+	fusion := &FusionConfig{Kind: FusionExpected}
+	ok := &HealthConfig{PriorStrength: 1, PoolInit: 1}
+	for _, c := range []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{Name: "x", Kind: "factored", Relevance: rel, TaskReliability: ok, Fusion: fusion}, "p.task_reliability: needs a reliability layer"},
+		{Spec{Name: "x", Kind: "factored", Relevance: rel, Reliability: ok, TaskReliability: &HealthConfig{PoolInit: 1}, Fusion: fusion}, "p.task_reliability.prior_strength"},
+		{Spec{Name: "x", Kind: "static", TaskReliability: ok}, "task_reliability and fusion apply to kind factored only"},
+	} {
+		if err := c.spec.Validate("p"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want %q", c.spec, err, c.want)
+		}
+	}
+	if err := (Spec{Name: "x", Kind: "factored", Relevance: rel, Reliability: ok, TaskReliability: ok, Fusion: fusion}).Validate("p"); err != nil {
+		t.Errorf("valid spec refused: %v", err)
+	}
+}
