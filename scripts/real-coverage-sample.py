@@ -13,6 +13,10 @@ interval, and what it means for the 765 queries.
   rated eval offline --bench DIR --split test --retrievers dense:bge-small-en-v1.5 --baseline dense:bge-small-en-v1.5 --depth 5 --out DIR/eval
   real-coverage-sample.py csv --bench DIR --run DIR/eval/runs/dense_bge-small-en-v1.5.trec --out labels.csv
   real-coverage-sample.py summary --labels labels.csv --threshold 0.6 --pool 765
+  real-coverage-sample.py bench --labels labels.csv --corpus data/ecoagent/real/corpus.jsonl.gz --out DIR2
+
+`bench` writes the labelled queries with a serving tool as a BEIR test split (qrels from the hand
+labels) over the same corpus: a small Real test whose labels a person gave.
 """
 import argparse
 import collections
@@ -86,6 +90,29 @@ def summary(a):
                       "expected_in_pool_wilson95": [lo * a.pool, hi * a.pool]}, indent=1))
 
 
+def bench(a):
+    served = collections.OrderedDict()
+    texts = {}
+    with open(a.labels, newline="", encoding="utf-8") as f:
+        for i, row in enumerate(csv.DictReader(f), start=2):
+            if row["human_label"] not in ("0", "1"):
+                sys.exit(f"{a.labels}:{i}: human_label {row['human_label']!r}: must be 0 or 1")
+            texts[row["query_id"]] = row["query"]
+            if row["human_label"] == "1":
+                served.setdefault(row["query_id"], []).append(row["tool_id"])
+    os.makedirs(os.path.join(a.out, "qrels"), exist_ok=True)
+    with opener(a.corpus) as src, open(os.path.join(a.out, "corpus.jsonl"), "w", encoding="utf-8") as dst:
+        shutil.copyfileobj(src, dst)
+    with open(os.path.join(a.out, "queries.jsonl"), "w", encoding="utf-8") as q, \
+            open(os.path.join(a.out, "qrels", "test.tsv"), "w", encoding="utf-8") as r:
+        r.write("query-id\tcorpus-id\tscore\n")
+        for qid, tools in served.items():
+            q.write(json.dumps({"_id": qid, "text": texts[qid]}) + "\n")
+            for t in tools:
+                r.write(f"{qid}\t{t}\t1\n")
+    print(f"wrote {len(served)} queries, {sum(map(len, served.values()))} pairs to {a.out}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -103,8 +130,12 @@ def main():
     s.add_argument("--labels", required=True)
     s.add_argument("--threshold", type=float, default=0.6)
     s.add_argument("--pool", type=int, default=765)
+    s = sub.add_parser("bench")
+    s.add_argument("--labels", required=True)
+    s.add_argument("--corpus", required=True)
+    s.add_argument("--out", required=True)
     a = p.parse_args()
-    {"prepare": prepare, "csv": to_csv, "summary": summary}[a.cmd](a)
+    {"prepare": prepare, "csv": to_csv, "summary": summary, "bench": bench}[a.cmd](a)
 
 
 if __name__ == "__main__":
