@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/rated-dev/rated/internal/progress"
 	"github.com/rated-dev/rated/pkg/bench"
 	"github.com/rated-dev/rated/pkg/catalog"
 	"github.com/rated-dev/rated/pkg/synth"
@@ -94,7 +95,7 @@ top-1/top-5 shares, the length distribution and the share of distinct queries as
 				if judgeFirst > 0 && judgeFirst < len(items) {
 					judged = items[:judgeFirst]
 				}
-				if err := synth.JudgeSynAudit(ctx, client, judged, b.CorpusTools(), cfg, j, synth.NewProgress(errw, tty, time.Now), time.Now); err != nil {
+				if err := synth.JudgeSynAudit(ctx, client, judged, b.CorpusTools(), cfg, j, progress.New(errw, tty, time.Now), time.Now); err != nil {
 					return err
 				}
 			}
@@ -143,7 +144,7 @@ func rankSynAudit(c *cobra.Command, items []synth.SynAuditItem, spec, catalogPat
 	if err != nil {
 		return err
 	}
-	ret, err := openBenchRetriever(spec, h, enc, bench.DocsFromTools(tools), synth.NewProgress(c.ErrOrStderr(), false, time.Now))
+	ret, err := openBenchRetriever(spec, h, enc, bench.DocsFromTools(tools), progress.New(c.ErrOrStderr(), false, time.Now))
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/rated-dev/rated/data"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -15,8 +14,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rated-dev/rated/data"
 	"github.com/rated-dev/rated/internal/atomicfile"
 	"github.com/rated-dev/rated/internal/outdir"
+	"github.com/rated-dev/rated/internal/progress"
 	"github.com/rated-dev/rated/pkg/bench"
 	"github.com/rated-dev/rated/pkg/catalog"
 	"github.com/rated-dev/rated/pkg/defaultbench"
@@ -218,7 +219,7 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 	if fd, ok := errw.(*os.File); ok {
 		tty = term.IsTerminal(int(fd.Fd()))
 	}
-	prog := synth.NewProgress(errw, tty, time.Now)
+	prog := progress.New(errw, tty, time.Now)
 	if f.retriever == "" {
 		f.retriever = lc.Retriever
 	}

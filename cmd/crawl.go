@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rated-dev/rated/internal/progress"
 	"github.com/rated-dev/rated/pkg/catalog"
 	"github.com/rated-dev/rated/pkg/crawl"
 	"github.com/rated-dev/rated/pkg/encode"
@@ -55,7 +56,7 @@ after probing, the share broken or lacking authentication, as a table and as JSO
 					return err
 				}
 			}
-			progress := crawl.NewProgress(c.ErrOrStderr())
+			progress := progress.ForWriter(c.ErrOrStderr(), time.Now)
 			ro := crawl.RunOptions{
 				Options: crawl.Options{
 					Platforms: platforms,

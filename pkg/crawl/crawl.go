@@ -112,7 +112,7 @@ func Crawl(ctx context.Context, opts Options) ([]*PlatformResult, error) {
 				locals = append(locals, LocalSource{Path: p})
 			}
 		}
-		bar := prog.Start("crawl "+plat, len(locals)+1)
+		prog.Start("crawl "+plat, len(locals)+1, 0)
 		trees := make([]*Tree, 0, len(locals))
 		for _, ls := range locals {
 			if err := ctx.Err(); err != nil {
@@ -120,15 +120,15 @@ func Crawl(ctx context.Context, opts Options) ([]*PlatformResult, error) {
 			}
 			t, err := LoadTree(ls.Path, ls.Rev, lim)
 			if err != nil {
-				bar.Done()
+				prog.Finish()
 				return nil, fmt.Errorf("crawl %s: %w", plat, err)
 			}
 			trees = append(trees, t)
-			bar.Add(1)
+			prog.Add(1)
 		}
 		res, err := crawlPlatform(plat, trees)
-		bar.Add(1)
-		bar.Done()
+		prog.Add(1)
+		prog.Finish()
 		if err != nil {
 			return nil, err
 		}

@@ -233,7 +233,7 @@ func (p *Prober) ProbeTools(ctx context.Context, tools []catalog.Tool) error {
 	const batch = 200
 	for start := 0; start < len(urls); start += batch {
 		end := min(start+batch, len(urls))
-		bar := prog.Start(fmt.Sprintf("probe %d-%d of %d", start+1, end, len(urls)), end-start)
+		prog.Start(fmt.Sprintf("probe %d-%d of %d", start+1, end, len(urls)), end-start, 0)
 		sem := make(chan struct{}, p.Concurrency)
 		var wg sync.WaitGroup
 		for _, u := range urls[start:end] {
@@ -249,11 +249,11 @@ func (p *Prober) ProbeTools(ctx context.Context, tools []catalog.Tool) error {
 				mu.Lock()
 				results[u] = r
 				mu.Unlock()
-				bar.Add(1)
+				prog.Add(1)
 			}(u)
 		}
 		wg.Wait()
-		bar.Done()
+		prog.Finish()
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("probe interrupted: %w", err)
 		}

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// Progress receives the advance of a long run. Implementations: NewProgress (a bar on a terminal,
-// plain lines otherwise).
+// Progress receives the advance of a long run; internal/progress implements it for the command
+// line (a bar on a terminal, plain lines otherwise).
 type Progress interface {
 	// Start announces a stage with total items, of which done are already finished (resumed).
 	Start(stage string, total, done int)
