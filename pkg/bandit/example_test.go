@@ -45,6 +45,39 @@ func ExampleNew() {
 	// step 1: tool 7 score 0.000 relevance 0.941 reliability 0.000 masked true
 }
 
+// When the runtime reports task outcomes, the recommended policy's reliability layer switches to
+// its task_reliability settings (no reset on failure, no masks): the same failure as in
+// ExampleNew leaves tool 7 unmasked. Its r̂ is still the recovery model's 1 − exp(−1/2000) ≈
+// 0.0005 one step after the failure, so tool 3 runs next; but as steps pass without a mask, a
+// tool the relevance model rates highly is tried again as soon as r̂·P(relevant) allows.
+func ExampleNew_taskFeedback() {
+	spec, err := bandit.RecommendedSpec()
+	if err != nil {
+		panic(err)
+	}
+	p, err := bandit.New(spec, bandit.Env{NumTools: 10, Dim: 2})
+	if err != nil {
+		panic(err)
+	}
+	s := &bandit.Step{T: 0, Context: []float64{1, 0}, Candidates: []bandit.Candidate{
+		{Tool: 7, Sem: 0.82, Relevance: 0.8},
+		{Tool: 3, Sem: 0.80, Relevance: 0.6},
+	}}
+	pos := p.Choose(s)
+	p.Observe(s, pos, bandit.Feedback{Executed: false, TaskKnown: true, Task: false})
+	fmt.Println("task mode:", p.(*bandit.Factored).TaskMode())
+	s.T = 1
+	r := bandit.Rank(p, s)
+	for _, i := range r.Order {
+		pt := r.Parts[i]
+		fmt.Printf("step 1: tool %d reliability %.4f masked %v\n", s.Candidates[i].Tool, pt.Reliability, pt.Masked)
+	}
+	// Output:
+	// task mode: true
+	// step 1: tool 3 reliability 1.0000 masked false
+	// step 1: tool 7 reliability 0.0005 masked false
+}
+
 // The paper's RATED: S_final = 0.75·S_sem + 0.15·S_bandit + 0.10·r_static, with a discounted
 // LinUCB per tool over x̃ = [β·x; 1], β = √(λ(1−γ)) = √0.05. An untried tool's S_bandit is its
 // prior plus the bonus α·√(x̃ᵀx̃/λ) = 0.5 + 0.1·√1.05 ≈ 0.602, so tool 7 scores
