@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rated-dev/rated/internal/testassets"
@@ -500,5 +501,34 @@ func TestRestoreVersion1Snapshot(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("decision %d: %d, the version-1 build chose %d", i, got[i], want[i])
 		}
+	}
+}
+
+// TestRestoreTaskModeNeedsTaskReliability: a snapshot taken after the switch to task-feedback
+// settings cannot be restored into a policy that has none (it would decide otherwise), and says so.
+func TestRestoreTaskModeNeedsTaskReliability(t *testing.T) {
+	spec, err := RecommendedSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(spec, testEnv(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	play(p, newStepSource(11, 40, 8), 0, 50) // half the outcomes carry a task signal
+	if !p.(*Factored).TaskMode() {
+		t.Fatal("no task mode after task outcomes")
+	}
+	snap, err := Snapshot(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.TaskReliability = nil
+	q, err := New(spec, testEnv(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Restore(q, snap); err == nil || !strings.Contains(err.Error(), "task-feedback mode") {
+		t.Fatalf("restore into a policy without task_reliability: %v", err)
 	}
 }
