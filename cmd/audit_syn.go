@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/rated-dev/rated/internal/progress"
 	"github.com/rated-dev/rated/pkg/bench"
@@ -86,16 +85,11 @@ top-1/top-5 shares, the length distribution and the share of distinct queries as
 				cfg.Seed, cfg.Concurrency, cfg.PromptStyle, cfg.KeepScore = lc.Seed, lc.Concurrency, lc.PromptStyle, keep
 				ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
 				defer stop()
-				errw := c.ErrOrStderr()
-				tty := false
-				if f, ok := errw.(*os.File); ok {
-					tty = term.IsTerminal(int(f.Fd()))
-				}
 				judged := items
 				if judgeFirst > 0 && judgeFirst < len(items) {
 					judged = items[:judgeFirst]
 				}
-				if err := synth.JudgeSynAudit(ctx, client, judged, b.CorpusTools(), cfg, j, progress.New(errw, tty, time.Now), time.Now); err != nil {
+				if err := synth.JudgeSynAudit(ctx, client, judged, b.CorpusTools(), cfg, j, progress.ForWriter(c.ErrOrStderr(), time.Now), time.Now); err != nil {
 					return err
 				}
 			}

@@ -26,7 +26,6 @@ import (
 	"github.com/rated-dev/rated/pkg/retrieve"
 	"github.com/rated-dev/rated/pkg/synth"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 )
 
 type buildBenchFlags struct {
@@ -215,11 +214,7 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 	}
 	defer set.Abort()
 	errw := c.ErrOrStderr()
-	tty := false
-	if fd, ok := errw.(*os.File); ok {
-		tty = term.IsTerminal(int(fd.Fd()))
-	}
-	prog := progress.New(errw, tty, time.Now)
+	prog := progress.ForWriter(errw, time.Now)
 	if f.retriever == "" {
 		f.retriever = lc.Retriever
 	}

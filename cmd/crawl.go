@@ -56,7 +56,7 @@ after probing, the share broken or lacking authentication, as a table and as JSO
 					return err
 				}
 			}
-			progress := progress.ForWriter(c.ErrOrStderr(), time.Now)
+			prog := progress.ForWriter(c.ErrOrStderr(), time.Now)
 			ro := crawl.RunOptions{
 				Options: crawl.Options{
 					Platforms: platforms,
@@ -64,7 +64,7 @@ after probing, the share broken or lacking authentication, as a table and as JSO
 					Local:     local,
 					Fetcher:   &crawl.Fetcher{Dir: h.SourcesDir()},
 					Latest:    latest,
-					Progress:  progress,
+					Progress:  prog,
 				},
 				Out:         out,
 				Prior:       catalog.PaperPriorConfig(),
@@ -93,7 +93,7 @@ after probing, the share broken or lacking authentication, as a table and as JSO
 					Timeout:         timeout,
 					Retries:         retries,
 					Backoff:         backoff,
-					Progress:        progress,
+					Progress:        prog,
 				}
 			}
 			_, err = crawl.Run(c.Context(), ro)

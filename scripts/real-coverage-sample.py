@@ -34,13 +34,18 @@ def opener(path):
     return gzip.open(path, "rt", encoding="utf-8") if path.endswith(".gz") else open(path, encoding="utf-8")
 
 
+def copy_corpus(corpus, out):
+    """Starts the BEIR folder out: its qrels/ folder and the corpus, decompressed."""
+    os.makedirs(os.path.join(out, "qrels"), exist_ok=True)
+    with opener(corpus) as src, open(os.path.join(out, "corpus.jsonl"), "w", encoding="utf-8") as dst:
+        shutil.copyfileobj(src, dst)
+
+
 def prepare(a):
     with opener(a.queries) as f:
         queries = [json.loads(line) for line in f if line.strip()]
     sample = random.Random(a.seed).sample(queries, a.n)
-    os.makedirs(os.path.join(a.out, "qrels"), exist_ok=True)
-    with opener(a.corpus) as src, open(os.path.join(a.out, "corpus.jsonl"), "w", encoding="utf-8") as dst:
-        shutil.copyfileobj(src, dst)
+    copy_corpus(a.corpus, a.out)
     with open(os.path.join(a.out, "corpus.jsonl"), encoding="utf-8") as f:
         first = json.loads(f.readline())["_id"]
     with open(os.path.join(a.out, "queries.jsonl"), "w", encoding="utf-8") as q, \
@@ -75,14 +80,20 @@ def wilson(k, n, z=1.96):
     return (centre - half) / (1 + z * z / n), (centre + half) / (1 + z * z / n)
 
 
+def read_labels(path):
+    """The labelled rows of path, each human_label checked (an error names the file and line)."""
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    for i, row in enumerate(rows, start=2):
+        if row["human_label"] not in ("0", "1"):
+            sys.exit(f"{path}:{i}: human_label {row['human_label']!r}: must be 0 or 1")
+    return rows
+
+
 def summary(a):
     served = collections.defaultdict(bool)
-    with open(a.labels, newline="", encoding="utf-8") as f:
-        for i, row in enumerate(csv.DictReader(f), start=2):
-            if row["human_label"] not in ("0", "1"):
-                sys.exit(f"{a.labels}:{i}: human_label {row['human_label']!r}: must be 0 or 1")
-            ok = row["human_label"] == "1" and float(row["score"]) >= a.threshold
-            served[row["query_id"]] |= ok
+    for row in read_labels(a.labels):
+        served[row["query_id"]] |= row["human_label"] == "1" and float(row["score"]) >= a.threshold
     n, k = len(served), sum(served.values())
     lo, hi = wilson(k, n)
     print(json.dumps({"queries": n, "threshold": a.threshold, "served": k, "share": k / n,
@@ -93,16 +104,11 @@ def summary(a):
 def bench(a):
     served = collections.OrderedDict()
     texts = {}
-    with open(a.labels, newline="", encoding="utf-8") as f:
-        for i, row in enumerate(csv.DictReader(f), start=2):
-            if row["human_label"] not in ("0", "1"):
-                sys.exit(f"{a.labels}:{i}: human_label {row['human_label']!r}: must be 0 or 1")
-            texts[row["query_id"]] = row["query"]
-            if row["human_label"] == "1":
-                served.setdefault(row["query_id"], []).append(row["tool_id"])
-    os.makedirs(os.path.join(a.out, "qrels"), exist_ok=True)
-    with opener(a.corpus) as src, open(os.path.join(a.out, "corpus.jsonl"), "w", encoding="utf-8") as dst:
-        shutil.copyfileobj(src, dst)
+    for row in read_labels(a.labels):
+        texts[row["query_id"]] = row["query"]
+        if row["human_label"] == "1":
+            served.setdefault(row["query_id"], []).append(row["tool_id"])
+    copy_corpus(a.corpus, a.out)
     with open(os.path.join(a.out, "queries.jsonl"), "w", encoding="utf-8") as q, \
             open(os.path.join(a.out, "qrels", "test.tsv"), "w", encoding="utf-8") as r:
         r.write("query-id\tcorpus-id\tscore\n")

@@ -145,13 +145,8 @@ type providerHealth struct {
 // NewHealthLayer returns the layer. providers[tool] is the tool's provider index (-1 = none);
 // tools beyond the slice have no provider. It panics on an invalid cfg: callers validate first.
 func NewHealthLayer(cfg HealthConfig, providers []int) *HealthLayer {
-	if err := cfg.Validate("reliability"); err != nil {
-		panic(err)
-	}
-	l := &HealthLayer{cfg: cfg, provider: providers, pool: cfg.PoolInit, decayPerStep: 1}
-	if cfg.HalfLife > 0 {
-		l.decayPerStep = math.Exp2(-1 / cfg.HalfLife)
-	}
+	l := &HealthLayer{provider: providers, pool: cfg.PoolInit}
+	l.Reconfigure(cfg)
 	return l
 }
 
