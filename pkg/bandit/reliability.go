@@ -63,6 +63,11 @@ type HealthConfig struct {
 	// ProviderMaskAfter: a provider is masked (with the same backoff) once this many distinct
 	// tools of it failed with no success of the provider in between. 0: never.
 	ProviderMaskAfter int `yaml:"provider_mask_after,omitempty" json:"provider_mask_after,omitempty"`
+	// ProviderNewFailures: only a tool's first failure of its outage counts against its
+	// provider, while the provider has succeeded since its last mask. A re-probe of a tool
+	// already known down says nothing new about its siblings; counted, two tools that broke
+	// alone re-mask their healthy provider at every re-probe. false: every failure counts.
+	ProviderNewFailures bool `yaml:"provider_new_failures,omitempty" json:"provider_new_failures,omitempty"`
 	// SiblingStrength turns on the learned sibling correlation with this many prior pairs at
 	// ρ = 0 (failures independent until seen otherwise): ρ̂ is how often a tool failed when it
 	// was called while a sibling (a tool of its provider) had failed with no success of the
@@ -72,6 +77,12 @@ type HealthConfig struct {
 	// tool before they fail; one whose tools break alone learns the base failure rate and
 	// leaves them be. 0: off.
 	SiblingStrength float64 `yaml:"sibling_strength,omitempty" json:"sibling_strength,omitempty"`
+	// ProviderLearned: the provider level (its pooled rate and its masks) acts only while the
+	// learned sibling correlation ρ̂ (sibling_strength, which it needs) exceeds 1/2. Where tools
+	// break one by one, two siblings failing in a row is chance, and masking or discounting
+	// their healthy siblings costs steps; where providers fail as a whole, ρ̂ passes 1/2 after
+	// the first few sibling calls and the provider level acts as without the gate.
+	ProviderLearned bool `yaml:"provider_learned,omitempty" json:"provider_learned,omitempty"`
 }
 
 // Validate checks the configuration; key locates it in error messages.
@@ -93,6 +104,8 @@ func (c HealthConfig) Validate(key string) error {
 		return fmt.Errorf("%s.pool_init = %v: must be in [0, 1]", key, c.PoolInit)
 	case c.MaskBase < 0 || c.MaskMax < 0 || c.ProviderMaskAfter < 0:
 		return fmt.Errorf("%s: mask_base, mask_max and provider_mask_after must be >= 0", key)
+	case c.ProviderLearned && c.SiblingStrength == 0:
+		return fmt.Errorf("%s.provider_learned needs sibling_strength > 0 (the correlation it waits for)", key)
 	}
 	return nil
 }
@@ -191,7 +204,7 @@ func (l *HealthLayer) providerOf(tool int) int {
 // providerRate is r_p at step t (p̄ when the tool has no provider or the level is off).
 func (l *HealthLayer) providerRate(p, t int) float64 {
 	mp := l.cfg.ProviderStrength
-	if p < 0 || mp == 0 || p >= len(l.provs) {
+	if p < 0 || mp == 0 || p >= len(l.provs) || !l.providerActs() {
 		return l.pool
 	}
 	ph := &l.provs[p]
@@ -237,8 +250,7 @@ func (l *HealthLayer) siblingUp(p, t int) float64 {
 	if l.cfg.SiblingStrength == 0 || p < 0 || p >= len(l.provs) || !l.provs[p].suspect {
 		return 1
 	}
-	k := l.cfg.SiblingStrength
-	rho := l.siblingFails / (l.siblingCalls + k)
+	rho := l.siblingCorrelation()
 	if rho <= 0.5 {
 		// Siblings of a failed tool fail no more often than not: failures that strike many
 		// tools at once but independently (every tool not called since is as likely down)
@@ -250,6 +262,18 @@ func (l *HealthLayer) siblingUp(p, t int) float64 {
 		rho *= math.Exp(-l.recoveryRate() * float64(t-l.provs[p].lastFail))
 	}
 	return 1 - rho
+}
+
+// siblingCorrelation is ρ̂: how often a tool failed when called while a sibling was down, with
+// sibling_strength prior pairs at 0.
+func (l *HealthLayer) siblingCorrelation() float64 {
+	return l.siblingFails / (l.siblingCalls + l.cfg.SiblingStrength)
+}
+
+// providerActs says whether the provider level pools and masks: always, unless
+// provider_learned waits for ρ̂ > 1/2.
+func (l *HealthLayer) providerActs() bool {
+	return !l.cfg.ProviderLearned || l.siblingCorrelation() > 0.5
 }
 
 // recoveryRate is μ̂ = (recoveries + k)/(down-time + k·M): outages per step of down-time.
@@ -329,6 +353,9 @@ func (l *HealthLayer) Update(tool, t int, executed bool) {
 	// no success of the provider in between. A tool that breaks alone (a bad release, a revoked
 	// key) says nothing about its siblings, and counting it would steer traffic away from
 	// healthy tools.
+	if wasDown && l.cfg.ProviderNewFailures && ph.consecutive == 0 {
+		return
+	}
 	if ph.failedTools == nil {
 		ph.failedTools = map[int]bool{}
 	}
@@ -338,7 +365,7 @@ func (l *HealthLayer) Update(tool, t int, executed bool) {
 		return
 	}
 	ph.f++
-	if l.cfg.ProviderMaskAfter > 0 && l.cfg.MaskBase > 0 && (len(ph.failedTools) >= l.cfg.ProviderMaskAfter || ph.consecutive > 0) {
+	if l.cfg.ProviderMaskAfter > 0 && l.cfg.MaskBase > 0 && l.providerActs() && (len(ph.failedTools) >= l.cfg.ProviderMaskAfter || ph.consecutive > 0) {
 		ph.consecutive++
 		ph.maskedUntil = t + 1 + l.backoff(ph.consecutive)
 		ph.failedTools = nil
