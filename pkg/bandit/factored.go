@@ -22,13 +22,6 @@ type FusionConfig struct {
 	// (the fallback if it fails) and λ the price of the extra attempt. A tool likely to fail
 	// but likely relevant is then worth trying first. 0: no look-ahead (masks apply).
 	AttemptCost float64 `yaml:"attempt_cost,omitempty" json:"attempt_cost,omitempty"`
-	// ProbeValue N, for the expected fusion on a step's last attempt: the value of learning
-	// that a doubtful tool works, counted as N future steps that would then gain its margin. A
-	// candidate is worth r̂·P + N·r̂·max(0, P − B), B the best expected success r̂·P among the
-	// unmasked candidates (a one-step knowledge-gradient index). A likely-relevant tool doubted
-	// only by its provider's failures is then tried once rather than avoided for as long as the
-	// doubt lasts; among tools known to work (r̂ = 1) nothing changes. 0: myopic.
-	ProbeValue float64 `yaml:"probe_value,omitempty" json:"probe_value,omitempty"`
 	Semantic    float64 `yaml:"semantic,omitempty" json:"semantic,omitempty"`
 	Relevance   float64 `yaml:"relevance,omitempty" json:"relevance,omitempty"`
 	Reliability float64 `yaml:"reliability,omitempty" json:"reliability,omitempty"`
@@ -47,9 +40,6 @@ func (f FusionConfig) Validate(key string) error {
 		}
 		if f.AttemptCost < 0 || f.AttemptCost > 1 || math.IsNaN(f.AttemptCost) {
 			return fmt.Errorf("%s.attempt_cost = %v: must be in [0, 1]", key, f.AttemptCost)
-		}
-		if !(f.ProbeValue >= 0) || math.IsInf(f.ProbeValue, 0) {
-			return fmt.Errorf("%s.probe_value = %v: must be a finite number >= 0", key, f.ProbeValue)
 		}
 		return nil
 	}
@@ -106,30 +96,10 @@ func (p *Factored) Scores(s *Step, out []float64) []bool {
 		}
 		out[i] = f.Semantic*c.Sem + f.Relevance*p.rel[i] + f.Reliability*rhat + f.Prior*c.Prior
 	}
-	switch {
-	case f.Kind == FusionExpected && f.AttemptCost > 0 && s.Remaining >= 2:
+	if f.Kind == FusionExpected && f.AttemptCost > 0 && s.Remaining >= 2 {
 		p.lookAhead(s, out)
-	case f.Kind == FusionExpected && f.ProbeValue > 0:
-		p.probeValue(s, out)
 	}
 	return p.masked
-}
-
-// probeValue adds to each candidate's expected success r̂·P the value of learning it works:
-// N·r̂·max(0, P − B), B the best r̂·P among the allowed unmasked candidates.
-func (p *Factored) probeValue(s *Step, out []float64) {
-	b := -1.0
-	for i, v := range out {
-		if s.Allowed(i) && !p.masked[i] && v > b {
-			b = v
-		}
-	}
-	n := p.fusion.ProbeValue
-	for i := range out {
-		if gain := clamp01(p.rel[i]) - b; gain > 0 {
-			out[i] += n * p.rhat[i] * gain
-		}
-	}
 }
 
 // lookAhead rescores out (expected success r̂·P) for an attempt that a fallback can follow:

@@ -118,45 +118,6 @@ func TestHealthLayerProviders(t *testing.T) {
 	}
 }
 
-// Two tools of a provider that broke alone: once a sibling has vouched for the provider, their
-// re-probes re-mask it unless only first failures count (provider_new_failures).
-func TestHealthLayerProviderNewFailures(t *testing.T) {
-	for _, newOnly := range []bool{false, true} {
-		cfg := issueLayer
-		cfg.ProviderStrength, cfg.ProviderMaskAfter, cfg.ProviderNewFailures = 1, 2, newOnly
-		// Tools 0, 1, 2 share provider 0.
-		l := NewHealthLayer(cfg, []int{0, 0, 0})
-		l.Update(0, 0, false)
-		l.Update(1, 1, false) // two first failures: the provider is masked either way
-		if _, m := l.Estimate(2, 2); !m {
-			t.Fatalf("new-only %v: two first failures must mask the provider", newOnly)
-		}
-		// Masks: tools 0 and 1 until 101 and 102 (D = 100), the provider until 102.
-		l.Update(2, 102, true) // the healthy sibling succeeds: the provider is cleared
-		if _, m := l.Estimate(2, 103); m {
-			t.Fatalf("new-only %v: a provider success lifts its mask", newOnly)
-		}
-		l.Update(0, 103, false) // re-probes of the two tools known down
-		l.Update(1, 104, false)
-		_, m := l.Estimate(2, 105)
-		if m == newOnly {
-			t.Fatalf("new-only %v: healthy sibling masked = %v after re-probes of tools known down, want %v", newOnly, m, !newOnly)
-		}
-		if newOnly {
-			// By hand: p̄ 1 → 0.95 → 0.9025 (first failures) → 0.907375 (tool 2's success) →
-			// 0.86200625 → 0.8189059375 (the re-probes: tools 0 and 1 hold under one decayed
-			// observation each). The provider keeps its correlated failure of step 1 and its
-			// success of step 102; the re-probes add nothing. H = 1000, m = m_p = 1.
-			pbar := 0.8189059375
-			sp, fp := math.Exp2(-3.0/1000), math.Exp2(-104.0/1000)
-			rp := math.Min(pbar, (sp+pbar)/(sp+fp+1))
-			s2 := math.Exp2(-3.0 / 1000)
-			r, _ := l.Estimate(2, 105)
-			near(t, "healthy sibling r̂", r, (s2+rp)/(s2+1))
-		}
-	}
-}
-
 func TestHealthConfigValidate(t *testing.T) {
 	bad := []HealthConfig{
 		{PriorStrength: 0},
@@ -601,35 +562,5 @@ func TestHealthLayerProviderLearnedByHand(t *testing.T) {
 	near(t, "sibling of a failed tool once ρ̂ = 2/3", r, 0.81450625/3)
 	if err := (HealthConfig{PriorStrength: 1, ProviderLearned: true}).Validate("r"); err == nil {
 		t.Fatal("provider_learned without sibling_strength must be refused")
-	}
-}
-
-// fixedReliability returns a fixed r̂ per tool and never masks.
-type fixedReliability []float64
-
-func (f fixedReliability) Estimate(tool, _ int) (float64, bool) { return f[tool], false }
-func (f fixedReliability) Update(int, int, bool)               {}
-
-// TestFactoredProbeValueByHand: tool 0 is likely relevant (P = 0.6) but doubtful (r̂ = 0.3),
-// tool 1 less relevant (P = 0.25) and known to work. Myopically 0.18 < 0.25; with the value of
-// learning that tool 0 works, N = 1: 0.18 + 1·0.3·(0.6 − 0.25) = 0.285 > 0.25; N = 0.5: 0.2325.
-func TestFactoredProbeValueByHand(t *testing.T) {
-	s := &Step{Candidates: []Candidate{{Tool: 0, Relevance: 0.6}, {Tool: 1, Relevance: 0.25}}}
-	for _, c := range []struct {
-		n      float64
-		score0 float64
-		want   int
-	}{{0, 0.18, 1}, {0.5, 0.2325, 1}, {1, 0.285, 0}} {
-		p := NewFactored("f", FrozenRelevance{}, fixedReliability{0.3, 1}, FusionConfig{Kind: FusionExpected, ProbeValue: c.n})
-		out := make([]float64, 2)
-		p.Scores(s, out)
-		near(t, "doubtful tool's score", out[0], c.score0)
-		near(t, "known tool's score (no gain over B)", out[1], 0.25)
-		if got := p.Choose(s); got != c.want {
-			t.Fatalf("probe value %v: chose %d, want %d", c.n, got, c.want)
-		}
-	}
-	if err := (FusionConfig{Kind: FusionExpected, ProbeValue: -1}).Validate("f"); err == nil {
-		t.Fatal("a negative probe_value must be refused")
 	}
 }

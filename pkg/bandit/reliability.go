@@ -63,11 +63,6 @@ type HealthConfig struct {
 	// ProviderMaskAfter: a provider is masked (with the same backoff) once this many distinct
 	// tools of it failed with no success of the provider in between. 0: never.
 	ProviderMaskAfter int `yaml:"provider_mask_after,omitempty" json:"provider_mask_after,omitempty"`
-	// ProviderNewFailures: only a tool's first failure of its outage counts against its
-	// provider, while the provider has succeeded since its last mask. A re-probe of a tool
-	// already known down says nothing new about its siblings; counted, two tools that broke
-	// alone re-mask their healthy provider at every re-probe. false: every failure counts.
-	ProviderNewFailures bool `yaml:"provider_new_failures,omitempty" json:"provider_new_failures,omitempty"`
 	// SiblingStrength turns on the learned sibling correlation with this many prior pairs at
 	// ρ = 0 (failures independent until seen otherwise): ρ̂ is how often a tool failed when it
 	// was called while a sibling (a tool of its provider) had failed with no success of the
@@ -353,9 +348,6 @@ func (l *HealthLayer) Update(tool, t int, executed bool) {
 	// no success of the provider in between. A tool that breaks alone (a bad release, a revoked
 	// key) says nothing about its siblings, and counting it would steer traffic away from
 	// healthy tools.
-	if wasDown && l.cfg.ProviderNewFailures && ph.consecutive == 0 {
-		return
-	}
 	if ph.failedTools == nil {
 		ph.failedTools = map[int]bool{}
 	}
