@@ -47,7 +47,7 @@ func TestShippedConfigsLoad(t *testing.T) {
 	}
 	for _, e := range entries {
 		switch e.Name() {
-		case "extended.yaml", "failures-relevant.yaml", "protocols.yaml", "sweep-reliability.yaml", "sweep-relevance.yaml", "caution-task.yaml", "fallback-frontier.yaml":
+		case "extended.yaml", "failures-relevant.yaml", "protocols.yaml", "sweep-reliability.yaml", "sweep-relevance.yaml", "caution-task.yaml", "fallback-frontier.yaml", "provider-level.yaml":
 			raw, _ := configs.Files.ReadFile(e.Name())
 			cfg, err := LoadConfig(viper.New(), []string{writeYAML(t, string(raw))})
 			if err != nil {
