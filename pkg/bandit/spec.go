@@ -16,7 +16,7 @@ type Spec struct {
 	// Kind: static, prior_only, blacklist, retry, rated (discounted LinUCB), linucb (γ = 1),
 	// global_mab, sw_ucb, circuit_breaker, batch_grpo, factored (relevance model × reliability
 	// layer × fusion), and the simulator's upper bounds oracle_availability, oracle_task,
-	// oracle_expected and oracle_detect (sim.NewPolicy builds those).
+	// oracle_expected, oracle_fallback and oracle_detect (sim.NewPolicy builds those).
 	Kind      string  `yaml:"kind" json:"kind"`
 	Alpha     float64 `yaml:"alpha,omitempty" json:"alpha,omitempty"`
 	Gamma     float64 `yaml:"gamma,omitempty" json:"gamma,omitempty"`
@@ -30,6 +30,14 @@ type Spec struct {
 	// Attempts is the attempt budget per step: after a failed execution the policy is asked for
 	// its next choice in the same step, up to Attempts executions (0 takes 1; retry: k).
 	Attempts int `yaml:"attempts,omitempty" json:"attempts,omitempty"`
+	// AttemptPrice λ (oracle_fallback): the price of one execution, in steps of SR. The oracle
+	// plans each step's attempts to maximise expected success − λ·attempts; sweeping λ traces
+	// the best SR per attempt spent that a policy knowing every tool's success probability
+	// (not the coins) reaches.
+	AttemptPrice float64 `yaml:"attempt_price,omitempty" json:"attempt_price,omitempty"`
+	// KeepOrder (oracle_fallback): the planned attempts are the retriever's ranking of the
+	// tools that can execute, as Retry's are; the oracle chooses only where to stop.
+	KeepOrder bool `yaml:"keep_order,omitempty" json:"keep_order,omitempty"`
 	// Breaker settings (circuit_breaker).
 	ConsecutiveFailures int     `yaml:"consecutive_failures,omitempty" json:"consecutive_failures,omitempty"`
 	FailureRate         float64 `yaml:"failure_rate,omitempty" json:"failure_rate,omitempty"`
@@ -80,7 +88,7 @@ var RelevanceModels = []string{"calibrated", "semantic", "residual", "rated", "k
 
 // OracleKinds are the policy kinds that see the simulator's schedule: upper bounds, labelled
 // as such, built by the simulator rather than by New.
-var OracleKinds = []string{"oracle_availability", "oracle_task", "oracle_expected", "oracle_detect"}
+var OracleKinds = []string{"oracle_availability", "oracle_task", "oracle_expected", "oracle_fallback", "oracle_detect"}
 
 // IsOracle reports whether kind is one of OracleKinds.
 func IsOracle(kind string) bool {
@@ -107,7 +115,7 @@ func (s Spec) AttemptBudget() int {
 
 // NeedsCalibration reports whether the policy reads Candidate.Relevance.
 func (s Spec) NeedsCalibration() bool {
-	if s.Kind == "oracle_expected" {
+	if s.Kind == "oracle_expected" || s.Kind == "oracle_fallback" {
 		return true
 	}
 	if s.Kind != "factored" || s.Relevance == nil {
@@ -119,7 +127,7 @@ func (s Spec) NeedsCalibration() bool {
 
 // Kinds lists the known policy kinds.
 var Kinds = []string{"static", "prior_only", "blacklist", "retry", "rated", "linucb", "global_mab", "sw_ucb",
-	"circuit_breaker", "batch_grpo", "factored", "oracle_availability", "oracle_task", "oracle_expected", "oracle_detect"}
+	"circuit_breaker", "batch_grpo", "factored", "oracle_availability", "oracle_task", "oracle_expected", "oracle_fallback", "oracle_detect"}
 
 // Validate checks the spec; key is its location in the config (e.g. "policies[3]") and is named
 // in the error.
@@ -176,6 +184,12 @@ func (s Spec) Validate(key string) error {
 	}
 	if s.Attempts < 0 {
 		return bad("attempts", s.Attempts, ">= 1 (0 takes the default)")
+	}
+	if s.AttemptPrice < 0 || s.AttemptPrice > 1 {
+		return bad("attempt_price", s.AttemptPrice, "in [0, 1]")
+	}
+	if (s.AttemptPrice != 0 || s.KeepOrder) && s.Kind != "oracle_fallback" {
+		return fmt.Errorf("%s: attempt_price and keep_order apply to kind oracle_fallback only", key)
 	}
 	if s.Kind == "factored" {
 		if err := s.validateFactored(key); err != nil {
@@ -316,7 +330,7 @@ func New(spec Spec, env Env) (Policy, error) {
 		return NewCircuitBreaker(spec.Name, cfg, env.NumTools), nil
 	case "factored":
 		return newFactored(spec, env)
-	case "oracle_availability", "oracle_task", "oracle_expected", "oracle_detect":
+	case "oracle_availability", "oracle_task", "oracle_expected", "oracle_fallback", "oracle_detect":
 		return nil, fmt.Errorf("policy %s: kind %s sees the failure schedule and is built by the simulator", spec.Name, spec.Kind)
 	case "batch_grpo":
 		cfg := GRPOConfig{Batch: ori(spec.Batch, 200), LearningRate: or(spec.LearningRate, 20), Temperature: or(spec.Temperature, 0.05), ClipLogit: or(spec.ClipLogit, 10)}

@@ -2,7 +2,9 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"sort"
 
 	"github.com/rated-dev/rated/pkg/bandit"
 	"github.com/rated-dev/rated/pkg/metrics"
@@ -187,6 +189,9 @@ func RunLogged(w *World, stream []int, sched *Schedule, pol bandit.Policy, k, bu
 		out := &trace[t]
 		for a := 0; a < budget && a < len(cands); a++ {
 			step.Attempt, step.Remaining = a, min(budget, len(cands))-a
+			if a > 0 && orc != nil && orc.stop(step) {
+				break
+			}
 			pos := pol.Choose(step)
 			if log != nil {
 				if err := log.Decision(q, step, pol, pos); err != nil {
@@ -230,6 +235,14 @@ const (
 	// ranks by calibrated relevance × that probability: a perfect reliability estimate in the
 	// expected-success fusion.
 	OracleExpected = "oracle_expected"
+	// OracleFallback is the expected oracle with a fallback that plans: it knows every tool's
+	// current success probability p (not the coins) and the calibrated relevance r, and at
+	// each step tries the sequence of candidates that maximises the expected success minus
+	// λ (attempt_price) per attempt, stopping when the rest is not worth its price. Over λ its
+	// rows trace the frontier of SR against attempts per step for every policy that knows at
+	// most p; by Lagrangian duality no such policy with A attempts per step passes
+	// min over λ of SR(λ) + λ·(A − attempts(λ)).
+	OracleFallback = "oracle_fallback"
 	// OracleDetect is the availability oracle made to pay for detection: the first time in an
 	// outage that it would run a down tool, it runs it and fails, and only then avoids it;
 	// recoveries it sees for free. No causal policy detects an outage without a failed call.
@@ -244,6 +257,9 @@ type oracle struct {
 	chance   []float64
 	since    []int
 	paid     map[int]int // tool -> start of the outage already paid for
+	price    float64     // oracle_fallback: λ per attempt
+	keep     bool        // oracle_fallback: attempts in the retriever's order
+	plan     []int       // oracle_fallback: this step's positions, in order
 }
 
 // see gives the oracle the truth about step t's candidates.
@@ -263,6 +279,14 @@ func (o *oracle) Name() string { return o.label }
 // Choose implements bandit.Policy.
 func (o *oracle) Choose(s *bandit.Step) int {
 	switch o.kind {
+	case OracleFallback:
+		if s.Attempt == 0 {
+			o.plan = planAttempts(s, o.chance, o.price, max(s.Remaining, 1), o.keep, o.plan[:0])
+		}
+		if s.Attempt < len(o.plan) && s.Allowed(o.plan[s.Attempt]) {
+			return o.plan[s.Attempt]
+		}
+		return firstAllowed(s)
 	case OracleExpected:
 		best := -1
 		for i, c := range s.Candidates {
@@ -305,6 +329,82 @@ func (o *oracle) Choose(s *bandit.Step) int {
 	return max(best, 0)
 }
 
+// stop reports whether the oracle ends step s before its next attempt: oracle_fallback once its
+// plan is spent; every other oracle spends the budget as any policy does.
+func (o *oracle) stop(s *bandit.Step) bool {
+	return o.kind == OracleFallback && s.Attempt >= len(o.plan)
+}
+
+// planAttempts returns the sequence of at most k allowed positions of s that maximises
+// Σ_j Π_{i<j}(1 − p_i)·(p_j·r_j − λ): the expected success of trying them in order until one
+// executes, less λ per attempt made. For a fixed set the best order is by r − λ/p, descending
+// (swapping two neighbours a, b gains p_a·p_b·[(r_a − λ/p_a) − (r_b − λ/p_b)]), so it suffices
+// to enumerate the sets. keepOrder plans as Retry that knows p would: the retriever's ranking
+// of the tools that can execute, stopped where the rest is not worth λ per attempt. At least
+// one attempt is made.
+func planAttempts(s *bandit.Step, chance []float64, lambda float64, k int, keepOrder bool, plan []int) []int {
+	var allowed []int
+	for i := range s.Candidates {
+		if s.Allowed(i) {
+			allowed = append(allowed, i)
+		}
+	}
+	rel := func(i int) float64 { return s.Candidates[i].Relevance }
+	index := func(i int) float64 {
+		if chance[i] <= 0 {
+			return math.Inf(-1)
+		}
+		return rel(i) - lambda/chance[i]
+	}
+	value := func(seq []int) float64 {
+		v, reach := 0.0, 1.0
+		for _, i := range seq {
+			v += reach * (chance[i]*rel(i) - lambda)
+			reach *= 1 - chance[i]
+		}
+		return v
+	}
+	best, bestValue := plan[:0], math.Inf(-1)
+	if keepOrder { // Retry that knows p: the ranking's executable tools, stopped at the best point
+		var up []int
+		for _, i := range allowed {
+			if chance[i] > 0 {
+				up = append(up, i)
+			}
+		}
+		if len(up) == 0 {
+			return append(best, allowed[0])
+		}
+		for n := 1; n <= min(k, len(up)); n++ {
+			if v := value(up[:n]); v > bestValue {
+				best, bestValue = append(best[:0], up[:n]...), v
+			}
+		}
+		return best
+	}
+	seq := make([]int, 0, k)
+	var walk func(from int)
+	walk = func(from int) { // every subset of size 1..k, in increasing position order
+		if len(seq) > 0 {
+			ordered := append([]int(nil), seq...)
+			sort.SliceStable(ordered, func(a, b int) bool { return index(ordered[a]) > index(ordered[b]) })
+			if v := value(ordered); v > bestValue {
+				best, bestValue = append(best[:0], ordered...), v
+			}
+		}
+		if len(seq) == k {
+			return
+		}
+		for j := from; j < len(allowed); j++ {
+			seq = append(seq, allowed[j])
+			walk(j + 1)
+			seq = seq[:len(seq)-1]
+		}
+	}
+	walk(0)
+	return best
+}
+
 func firstAllowed(s *bandit.Step) int {
 	for i := range s.Candidates {
 		if s.Allowed(i) {
@@ -321,7 +421,7 @@ func (o *oracle) Observe(*bandit.Step, int, bandit.Feedback) {}
 // bandit.New.
 func NewPolicy(spec bandit.Spec, env bandit.Env) (bandit.Policy, error) {
 	if bandit.IsOracle(spec.Kind) {
-		return &oracle{label: spec.Name, kind: spec.Kind, paid: map[int]int{}}, nil
+		return &oracle{label: spec.Name, kind: spec.Kind, paid: map[int]int{}, price: spec.AttemptPrice, keep: spec.KeepOrder}, nil
 	}
 	return bandit.New(spec, env)
 }

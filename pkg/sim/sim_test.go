@@ -353,3 +353,70 @@ func TestDetectAndExpectedOraclesByHand(t *testing.T) {
 		t.Fatalf("flaky chance %v since %v", p, since)
 	}
 }
+
+// TestFallbackOracleByHand: tool 0 is flaky (p = 0.3) with calibrated relevance 0.6, tool 1
+// works (p = 1) with 0.5, tool 2 works with 0.1; budget 3.
+//   - λ = 0: {0, 1} in the order of r (0.6 > 0.5) is worth 0.18 + 0.7·0.5 = 0.53, more than {1}
+//     (0.5) and than adding tool 2 (never reached): try tool 0, then tool 1 when it fails.
+//   - λ = 0.1: by r − λ/p tool 1 (0.4) goes before tool 0 (0.267), and then tool 0 is never
+//     reached; {1} alone is worth 0.4, more than {0} (0.08): one attempt, tool 1.
+//   - λ = 0.02: {0, 1} in the order 0 (0.533), 1 (0.48) is worth 0.16 + 0.7·0.48 = 0.496 > {1}'s
+//     0.48: two attempts when tool 0's coin fails, and the plan never spends the third.
+func TestFallbackOracleByHand(t *testing.T) {
+	w := tinyWorld()
+	sched := NewSchedule(Scenario{Name: "s", Theta: 1, Events: []Event{{Kind: EventFlaky, Start: 0, SuccessProb: 0.3,
+		Select: Selector{By: "frequency", Fraction: 0.25}}}}, w, inOrder(4), 1)
+	w.Queries[0].Ranked[0].Relevance, w.Queries[0].Ranked[1].Relevance, w.Queries[0].Ranked[2].Relevance = 0.6, 0.5, 0.1
+	stream := make([]int, 200)
+	for _, c := range []struct {
+		price      float64
+		firstTool0 bool
+	}{{0, true}, {0.1, false}, {0.02, true}} {
+		o, err := NewPolicy(bandit.Spec{Name: "f", Kind: "oracle_fallback", Attempts: 3, AttemptPrice: c.price}, bandit.Env{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		failedSteps := 0
+		for i, s := range Run(w, stream, sched, o, 3, 3, execution, 1) {
+			// Both tools are relevant, so every step succeeds within its plan.
+			if !s.Success {
+				t.Fatalf("λ %v, step %d: %+v", c.price, i, s)
+			}
+			switch {
+			case !c.firstTool0 && (s.Attempts != 1 || s.FailedAttempts != 0):
+				t.Fatalf("λ %v, step %d: %+v, want tool 1 alone", c.price, i, s)
+			case c.firstTool0 && s.Attempts != 1+s.FailedAttempts || s.Attempts > 2:
+				t.Fatalf("λ %v, step %d: %+v, want tool 0 then tool 1", c.price, i, s)
+			}
+			failedSteps += s.FailedAttempts
+		}
+		// Tool 0's coin fails 70% of the time: 140 of 200 expected, binomial sd 6.5.
+		if c.firstTool0 && (failedSteps < 110 || failedSteps > 170) {
+			t.Fatalf("λ %v: tool 0 failed in %d of 200 steps, want about 140", c.price, failedSteps)
+		}
+	}
+	// Order-keeping (Retry that knows p): the ranking 0, 1, 2 stopped at the best point. λ = 0:
+	// {0} 0.18, {0, 1} 0.53, {0, 1, 2} 0.53 (tool 2 never reached): tool 0 then tool 1, as
+	// Retry. λ = 0.3: {0} −0.12, {0, 1} −0.12 + 0.7·0.2 = 0.02: still two. λ = 0.5: {0} −0.32,
+	// {0, 1} −0.32 + 0.7·0 = −0.32, not better: tool 0 alone, one attempt, failing 70% of steps.
+	for _, c := range []struct {
+		price   float64
+		maxTry  int
+		success bool
+	}{{0, 2, true}, {0.3, 2, true}, {0.5, 1, false}} {
+		o, _ := NewPolicy(bandit.Spec{Name: "k", Kind: "oracle_fallback", Attempts: 3, AttemptPrice: c.price, KeepOrder: true}, bandit.Env{})
+		fails := 0
+		for i, s := range Run(w, stream, sched, o, 3, 3, execution, 1) {
+			if s.Attempts > c.maxTry || s.Attempts != 1+s.FailedAttempts && s.Success || (c.success && !s.Success) {
+				t.Fatalf("keep order, λ %v, step %d: %+v", c.price, i, s)
+			}
+			fails += s.FailedAttempts
+		}
+		if fails < 110 || fails > 170 {
+			t.Fatalf("keep order, λ %v: tool 0 failed in %d of 200 steps, want about 140", c.price, fails)
+		}
+	}
+	if err := (bandit.Spec{Name: "x", Kind: "static", AttemptPrice: 0.1}).Validate("p"); err == nil {
+		t.Fatal("attempt_price on a policy other than oracle_fallback must be refused")
+	}
+}
