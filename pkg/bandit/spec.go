@@ -268,6 +268,9 @@ func New(spec Spec, env Env) (Policy, error) {
 	if err := spec.Validate("policy " + spec.Name); err != nil {
 		return nil, err
 	}
+	if IsOracle(spec.Kind) {
+		return nil, fmt.Errorf("policy %s: kind %s sees the failure schedule and is built by the simulator", spec.Name, spec.Kind)
+	}
 	if spec.Explore != nil {
 		inner := spec
 		inner.Explore = nil
@@ -330,8 +333,6 @@ func New(spec Spec, env Env) (Policy, error) {
 		return NewCircuitBreaker(spec.Name, cfg, env.NumTools), nil
 	case "factored":
 		return newFactored(spec, env)
-	case "oracle_availability", "oracle_task", "oracle_expected", "oracle_fallback", "oracle_detect":
-		return nil, fmt.Errorf("policy %s: kind %s sees the failure schedule and is built by the simulator", spec.Name, spec.Kind)
 	case "batch_grpo":
 		cfg := GRPOConfig{Batch: ori(spec.Batch, 200), LearningRate: or(spec.LearningRate, 20), Temperature: or(spec.Temperature, 0.05), ClipLogit: or(spec.ClipLogit, 10)}
 		src := rand.NewPCG(env.Seed, 0x9e3779b97f4a7c15)

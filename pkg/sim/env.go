@@ -338,10 +338,10 @@ func (o *oracle) stop(s *bandit.Step) bool {
 // planAttempts returns the sequence of at most k allowed positions of s that maximises
 // Σ_j Π_{i<j}(1 − p_i)·(p_j·r_j − λ): the expected success of trying them in order until one
 // executes, less λ per attempt made. For a fixed set the best order is by r − λ/p, descending
-// (swapping two neighbours a, b gains p_a·p_b·[(r_a − λ/p_a) − (r_b − λ/p_b)]), so it suffices
-// to enumerate the sets. keepOrder plans as Retry that knows p would: the retriever's ranking
-// of the tools that can execute, stopped where the rest is not worth λ per attempt. At least
-// one attempt is made.
+// (swapping two neighbours a, b gains p_a·p_b·[(r_a − λ/p_a) − (r_b − λ/p_b)]), so the
+// candidates are sorted by it once and every subset is walked in that order. keepOrder plans as
+// Retry that knows p would: the retriever's ranking of the tools that can execute, stopped
+// where the rest is not worth λ per attempt. At least one attempt is made.
 func planAttempts(s *bandit.Step, chance []float64, lambda float64, k int, keepOrder bool, plan []int) []int {
 	var allowed []int
 	for i := range s.Candidates {
@@ -349,17 +349,10 @@ func planAttempts(s *bandit.Step, chance []float64, lambda float64, k int, keepO
 			allowed = append(allowed, i)
 		}
 	}
-	rel := func(i int) float64 { return s.Candidates[i].Relevance }
-	index := func(i int) float64 {
-		if chance[i] <= 0 {
-			return math.Inf(-1)
-		}
-		return rel(i) - lambda/chance[i]
-	}
 	value := func(seq []int) float64 {
 		v, reach := 0.0, 1.0
 		for _, i := range seq {
-			v += reach * (chance[i]*rel(i) - lambda)
+			v += reach * (chance[i]*s.Candidates[i].Relevance - lambda)
 			reach *= 1 - chance[i]
 		}
 		return v
@@ -382,14 +375,19 @@ func planAttempts(s *bandit.Step, chance []float64, lambda float64, k int, keepO
 		}
 		return best
 	}
+	index := func(i int) float64 {
+		if chance[i] <= 0 {
+			return math.Inf(-1)
+		}
+		return s.Candidates[i].Relevance - lambda/chance[i]
+	}
+	sort.SliceStable(allowed, func(a, b int) bool { return index(allowed[a]) > index(allowed[b]) })
 	seq := make([]int, 0, k)
 	var walk func(from int)
-	walk = func(from int) { // every subset of size 1..k, in increasing position order
+	walk = func(from int) { // every subset of size 1..k, each in index order
 		if len(seq) > 0 {
-			ordered := append([]int(nil), seq...)
-			sort.SliceStable(ordered, func(a, b int) bool { return index(ordered[a]) > index(ordered[b]) })
-			if v := value(ordered); v > bestValue {
-				best, bestValue = append(best[:0], ordered...), v
+			if v := value(seq); v > bestValue {
+				best, bestValue = append(best[:0], seq...), v
 			}
 		}
 		if len(seq) == k {
