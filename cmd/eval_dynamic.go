@@ -112,7 +112,12 @@ and commit.`,
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), out.Table.Markdown())
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s/table2.{md,csv,json,tex}, config.yaml, runs.jsonl and plots in %.1fs\n", outDir, time.Since(start).Seconds())
+			extra := ""
+			if len(out.Bounds) > 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), evaldynamic.BoundTable(out.Bounds).Markdown())
+				extra = ", bounds.{md,csv,json,tex}"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s/table2.{md,csv,json,tex}%s, config.yaml, runs.jsonl and plots in %.1fs\n", outDir, extra, time.Since(start).Seconds())
 			return nil
 		},
 	}

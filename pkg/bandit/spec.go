@@ -38,6 +38,12 @@ type Spec struct {
 	// KeepOrder (oracle_fallback): the planned attempts are the retriever's ranking of the
 	// tools that can execute, as Retry's are; the oracle chooses only where to stop.
 	KeepOrder bool `yaml:"keep_order,omitempty" json:"keep_order,omitempty"`
+	// KnowsRelevance (oracle_fallback): the oracle plans with the qrels' relevance of each
+	// candidate (0 or 1) instead of the calibrated estimate. Its plan is then the best any
+	// coin-blind policy can make at λ, so its rows bound every such policy; with the calibrated
+	// estimate they are the best plans of a policy that decides by that estimate, which a policy
+	// deciding otherwise (Retry) can pass.
+	KnowsRelevance bool `yaml:"knows_relevance,omitempty" json:"knows_relevance,omitempty"`
 	// Breaker settings (circuit_breaker).
 	ConsecutiveFailures int     `yaml:"consecutive_failures,omitempty" json:"consecutive_failures,omitempty"`
 	FailureRate         float64 `yaml:"failure_rate,omitempty" json:"failure_rate,omitempty"`
@@ -188,8 +194,8 @@ func (s Spec) Validate(key string) error {
 	if s.AttemptPrice < 0 || s.AttemptPrice > 1 {
 		return bad("attempt_price", s.AttemptPrice, "in [0, 1]")
 	}
-	if (s.AttemptPrice != 0 || s.KeepOrder) && s.Kind != "oracle_fallback" {
-		return fmt.Errorf("%s: attempt_price and keep_order apply to kind oracle_fallback only", key)
+	if (s.AttemptPrice != 0 || s.KeepOrder || s.KnowsRelevance) && s.Kind != "oracle_fallback" {
+		return fmt.Errorf("%s: attempt_price, keep_order and knows_relevance apply to kind oracle_fallback only", key)
 	}
 	if s.Kind == "factored" {
 		if err := s.validateFactored(key); err != nil {

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
@@ -62,6 +63,9 @@ type DynamicConfig struct {
 	// Calibration is the labelled split P(relevant | retrieval features) is fitted on ("dev";
 	// never the evaluated split unless that is dev itself).
 	Calibration string `yaml:"calibration" json:"calibration"`
+	// BoundAttempts are attempt budgets (attempts per step, ≥ 1) at which bounds.* states the
+	// fallback oracle's bound on every policy of its class (with oracle_fallback policies only).
+	BoundAttempts []float64 `yaml:"bound_attempts,omitempty" json:"bound_attempts,omitempty"`
 }
 
 // LoadConfig resolves the configuration: the embedded configs/paper.yaml, then each file in
@@ -187,6 +191,11 @@ func (c *Config) Validate() error {
 	case d.CurveStride <= 0:
 		return fmt.Errorf("dynamic.curve_stride = %d: must be > 0", d.CurveStride)
 	}
+	for i, a := range d.BoundAttempts {
+		if a < 1 {
+			return fmt.Errorf("dynamic.bound_attempts[%d] = %v: an attempt budget is at least 1 attempt per step", i, a)
+		}
+	}
 	if err := c.Fusion.Validate("fusion"); err != nil {
 		return err
 	}
@@ -241,6 +250,9 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%s.name: duplicate policy %q", key, p.Name)
 		}
 		names[p.Name] = true
+	}
+	if len(d.BoundAttempts) > 0 && !slices.ContainsFunc(c.Policies, func(p bandit.Spec) bool { return p.Kind == "oracle_fallback" }) {
+		return fmt.Errorf("dynamic.bound_attempts: the bounds come from oracle_fallback policies, and none is configured")
 	}
 	for i, name := range c.Dynamic.Compare {
 		if !names[name] {

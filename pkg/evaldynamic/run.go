@@ -41,6 +41,8 @@ type Result struct {
 	World  WorldInfo
 	Table  *report.Table
 	Paired []PairedRow
+	// Bounds is the fallback oracle's bound on every other policy (nil without oracle_fallback rows).
+	Bounds []BoundRow
 }
 
 // table2JSON is the layout of table2.json.
@@ -56,7 +58,8 @@ type table2JSON struct {
 }
 
 // Run prepares the world, runs the grid and writes table2.{md,csv,json,tex}, config.yaml,
-// runs.jsonl and one rolling-SR plot per scenario into opts.OutDir.
+// runs.jsonl and one rolling-SR plot per scenario into opts.OutDir, with paired.* when
+// dynamic.compare names policies and bounds.* when the policies include fallback oracles.
 func Run(ctx context.Context, cfg *Config, res Resources, opts Options) (*Result, error) {
 	w, info, err := BuildWorld(res, cfg)
 	if err != nil {
@@ -92,6 +95,7 @@ func Run(ctx context.Context, cfg *Config, res Resources, opts Options) (*Result
 	if err != nil {
 		return nil, err
 	}
+	bounds := FallbackBounds(cfg, rows)
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
@@ -125,7 +129,12 @@ func Run(ctx context.Context, cfg *Config, res Resources, opts Options) (*Result
 			return nil, err
 		}
 	}
-	return &Result{Rows: rows, World: info, Table: table, Paired: paired}, nil
+	if len(bounds) > 0 {
+		if err := report.WriteFiles(opts.OutDir, "bounds", BoundTable(bounds), bounds); err != nil {
+			return nil, err
+		}
+	}
+	return &Result{Rows: rows, World: info, Table: table, Paired: paired, Bounds: bounds}, nil
 }
 
 // Table2 lays the rows out like the paper's Table 2: one row per method (per protocol when

@@ -16,6 +16,8 @@ import (
 func TestImpossibleValuesAreRefusedBeforeWork(t *testing.T) {
 	cases := []struct{ yaml, want string }{
 		{"policies:\n  - {name: x, kind: rated, alpha: .inf, gamma: 0.9}\n", "policies[0].alpha"},
+		{"dynamic:\n  bound_attempts: [0.5]\n", "dynamic.bound_attempts[0]"},
+		{"dynamic:\n  bound_attempts: [1.15]\n", "dynamic.bound_attempts: the bounds come from oracle_fallback"},
 		{"policies:\n  - {name: x, kind: global_mab, alpha: .nan}\n", "policies[0].alpha"},
 		{"policies:\n  - {name: x, kind: batch_grpo, temperature: .inf}\n", "policies[0].temperature"},
 		{"prior:\n  source_weights: {official: 1.0, langchain: -0.5, other: 0.6}\n", "prior.source_weights.langchain"},

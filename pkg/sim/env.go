@@ -236,12 +236,14 @@ const (
 	// expected-success fusion.
 	OracleExpected = "oracle_expected"
 	// OracleFallback is the expected oracle with a fallback that plans: it knows every tool's
-	// current success probability p (not the coins) and the calibrated relevance r, and at
-	// each step tries the sequence of candidates that maximises the expected success minus
-	// λ (attempt_price) per attempt, stopping when the rest is not worth its price. Over λ its
-	// rows trace the frontier of SR against attempts per step for every policy that knows at
-	// most p; by Lagrangian duality no such policy with A attempts per step passes
-	// min over λ of SR(λ) + λ·(A − attempts(λ)).
+	// current success probability p (not the coins) and a relevance r (the calibrated
+	// estimate, or the qrels' 0/1 with knows_relevance), and at each step tries the sequence of
+	// candidates that maximises the expected success minus λ (attempt_price) per attempt,
+	// stopping when the rest is not worth its price. With the qrels' relevance and its own
+	// order its plan is the best any coin-blind policy can make at λ, so by Lagrangian duality
+	// no such policy with A attempts per step passes min over λ of SR(λ) + λ·(A − attempts(λ)).
+	// With the calibrated estimate the rows are the frontier of policies that decide by it,
+	// not a bound on others: the estimate is calibrated on average, not per step.
 	OracleFallback = "oracle_fallback"
 	// OracleDetect is the availability oracle made to pay for detection: the first time in an
 	// outage that it would run a down tool, it runs it and fails, and only then avoids it;
@@ -259,7 +261,9 @@ type oracle struct {
 	paid     map[int]int // tool -> start of the outage already paid for
 	price    float64     // oracle_fallback: λ per attempt
 	keep     bool        // oracle_fallback: attempts in the retriever's order
+	truth    bool        // oracle_fallback: plans with the qrels' relevance
 	plan     []int       // oracle_fallback: this step's positions, in order
+	estimate []float64   // oracle_fallback: the relevance it plans with, per position
 }
 
 // see gives the oracle the truth about step t's candidates.
@@ -281,7 +285,19 @@ func (o *oracle) Choose(s *bandit.Step) int {
 	switch o.kind {
 	case OracleFallback:
 		if s.Attempt == 0 {
-			o.plan = planAttempts(s, o.chance, o.price, max(s.Remaining, 1), o.keep, o.plan[:0])
+			relevance := o.estimate[:0]
+			for i, c := range s.Candidates {
+				r := c.Relevance
+				if o.truth {
+					r = 0
+					if o.relevant[i] {
+						r = 1
+					}
+				}
+				relevance = append(relevance, r)
+			}
+			o.estimate = relevance
+			o.plan = planAttempts(s, relevance, o.chance, o.price, max(s.Remaining, 1), o.keep, o.plan[:0])
 		}
 		if s.Attempt < len(o.plan) && s.Allowed(o.plan[s.Attempt]) {
 			return o.plan[s.Attempt]
@@ -336,13 +352,13 @@ func (o *oracle) stop(s *bandit.Step) bool {
 }
 
 // planAttempts returns the sequence of at most k allowed positions of s that maximises
-// Σ_j Π_{i<j}(1 − p_i)·(p_j·r_j − λ): the expected success of trying them in order until one
+// Σ_j Π_{i<j}(1 − p_i)·(p_j·r_j − λ), r = relevance and p = chance per position: the expected success of trying them in order until one
 // executes, less λ per attempt made. For a fixed set the best order is by r − λ/p, descending
 // (swapping two neighbours a, b gains p_a·p_b·[(r_a − λ/p_a) − (r_b − λ/p_b)]), so the
 // candidates are sorted by it once and every subset is walked in that order. keepOrder plans as
 // Retry that knows p would: the retriever's ranking of the tools that can execute, stopped
 // where the rest is not worth λ per attempt. At least one attempt is made.
-func planAttempts(s *bandit.Step, chance []float64, lambda float64, k int, keepOrder bool, plan []int) []int {
+func planAttempts(s *bandit.Step, relevance, chance []float64, lambda float64, k int, keepOrder bool, plan []int) []int {
 	var allowed []int
 	for i := range s.Candidates {
 		if s.Allowed(i) {
@@ -352,7 +368,7 @@ func planAttempts(s *bandit.Step, chance []float64, lambda float64, k int, keepO
 	value := func(seq []int) float64 {
 		v, reach := 0.0, 1.0
 		for _, i := range seq {
-			v += reach * (chance[i]*s.Candidates[i].Relevance - lambda)
+			v += reach * (chance[i]*relevance[i] - lambda)
 			reach *= 1 - chance[i]
 		}
 		return v
@@ -379,7 +395,7 @@ func planAttempts(s *bandit.Step, chance []float64, lambda float64, k int, keepO
 		if chance[i] <= 0 {
 			return math.Inf(-1)
 		}
-		return s.Candidates[i].Relevance - lambda/chance[i]
+		return relevance[i] - lambda/chance[i]
 	}
 	sort.SliceStable(allowed, func(a, b int) bool { return index(allowed[a]) > index(allowed[b]) })
 	seq := make([]int, 0, k)
@@ -419,7 +435,7 @@ func (o *oracle) Observe(*bandit.Step, int, bandit.Feedback) {}
 // bandit.New.
 func NewPolicy(spec bandit.Spec, env bandit.Env) (bandit.Policy, error) {
 	if bandit.IsOracle(spec.Kind) {
-		return &oracle{label: spec.Name, kind: spec.Kind, paid: map[int]int{}, price: spec.AttemptPrice, keep: spec.KeepOrder}, nil
+		return &oracle{label: spec.Name, kind: spec.Kind, paid: map[int]int{}, price: spec.AttemptPrice, keep: spec.KeepOrder, truth: spec.KnowsRelevance}, nil
 	}
 	return bandit.New(spec, env)
 }

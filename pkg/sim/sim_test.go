@@ -419,4 +419,60 @@ func TestFallbackOracleByHand(t *testing.T) {
 	if err := (bandit.Spec{Name: "x", Kind: "static", AttemptPrice: 0.1}).Validate("p"); err == nil {
 		t.Fatal("attempt_price on a policy other than oracle_fallback must be refused")
 	}
+	if err := (bandit.Spec{Name: "x", Kind: "retry", KnowsRelevance: true}).Validate("p"); err == nil {
+		t.Fatal("knows_relevance on a policy other than oracle_fallback must be refused")
+	}
+}
+
+// TestFallbackOracleKnowingRelevanceByHand: the calibrated estimate undervalues tool 1 (0.1;
+// the qrels say tools 0 and 1 are relevant, tool 2 not), tool 0 is flaky (p = 0.3, estimate
+// 0.6), λ = 0.2, budget 3.
+//   - Calibrated, either class: {0} is worth 0.3·0.6 − 0.2 = −0.02, {0, 1} −0.02 + 0.7·(0.1 −
+//     0.2) = −0.09, {1} −0.1: tool 0 alone, succeeding only on its coin (about 60 of 200).
+//   - Knowing relevance (r = 1, 1, 0), expected-worth: by r − λ/p tool 1 (0.8) goes first and
+//     is worth 0.8 alone: one attempt, always a success.
+//   - Knowing relevance, order-keeping: {0} 0.3 − 0.2 = 0.1, {0, 1} 0.1 + 0.7·0.8 = 0.66,
+//     {0, 1, 2} no more (tool 2 is never reached): tool 0, then tool 1 when its coin fails,
+//     always a success.
+func TestFallbackOracleKnowingRelevanceByHand(t *testing.T) {
+	w := tinyWorld()
+	sched := NewSchedule(Scenario{Name: "s", Theta: 1, Events: []Event{{Kind: EventFlaky, Start: 0, SuccessProb: 0.3,
+		Select: Selector{By: "frequency", Fraction: 0.25}}}}, w, inOrder(4), 1)
+	w.Queries[0].Ranked[0].Relevance, w.Queries[0].Ranked[1].Relevance, w.Queries[0].Ranked[2].Relevance = 0.6, 0.1, 0.1
+	stream := make([]int, 200)
+	for _, c := range []struct {
+		keep, truth  bool
+		wantAlways   bool // every step succeeds
+		maxAttempts  int
+		wantFailures bool // tool 0 is tried first, so its coin fails about 140 times
+	}{
+		{false, false, false, 1, true},
+		{true, false, false, 1, true},
+		{false, true, true, 1, false},
+		{true, true, true, 2, true},
+	} {
+		o, err := NewPolicy(bandit.Spec{Name: "f", Kind: "oracle_fallback", Attempts: 3, AttemptPrice: 0.2,
+			KeepOrder: c.keep, KnowsRelevance: c.truth}, bandit.Env{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		successes, failures := 0, 0
+		for i, s := range Run(w, stream, sched, o, 3, 3, execution, 1) {
+			if s.Attempts > c.maxAttempts || (c.wantAlways && !s.Success) {
+				t.Fatalf("keep %v, truth %v, step %d: %+v", c.keep, c.truth, i, s)
+			}
+			if s.Success {
+				successes++
+			}
+			failures += s.FailedAttempts
+		}
+		switch {
+		case !c.wantAlways && (successes < 30 || successes > 90): // 60 expected, sd 6.5
+			t.Fatalf("keep %v, truth %v: %d successes, want about 60", c.keep, c.truth, successes)
+		case c.wantFailures && (failures < 110 || failures > 170):
+			t.Fatalf("keep %v, truth %v: %d failed attempts, want about 140", c.keep, c.truth, failures)
+		case !c.wantFailures && failures != 0:
+			t.Fatalf("keep %v, truth %v: %d failed attempts, want none", c.keep, c.truth, failures)
+		}
+	}
 }
