@@ -3,6 +3,7 @@ package evaldynamic
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/rated-dev/rated/pkg/bandit"
@@ -79,7 +80,7 @@ func FallbackBounds(cfg *Config, rows []sim.Row) []BoundRow {
 	specs := map[string]bandit.Spec{}
 	for _, p := range cfg.Policies {
 		specs[p.Name] = p
-		if p.Kind == "oracle_fallback" && !contains(classes, classOf(p)) {
+		if p.Kind == "oracle_fallback" && !slices.Contains(classes, classOf(p)) {
 			classes = append(classes, classOf(p))
 		}
 	}
@@ -121,15 +122,6 @@ func FallbackBounds(cfg *Config, rows []sim.Row) []BoundRow {
 		}
 	}
 	return out
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // BoundTable lays the fallback bounds out, one row per (protocol, scenario, policy, class).
