@@ -27,7 +27,10 @@ func newEvalDynamicCmd() *cobra.Command {
 		Long: `Runs the paper's dynamic experiment: a frozen retriever proposes the top-K tools, each policy
 picks, the picked tool executes or fails, and only its outcome is observed. Every policy runs
 under every scenario for every seed; results go to OUT/table2.{md,csv,json,tex}, OUT/config.yaml,
-OUT/runs.jsonl and OUT/sr-<scenario>.png.
+OUT/runs.jsonl and OUT/sr-<scenario>.png, with OUT/paired.* when dynamic.compare names policies
+(paired tests over seeds) and OUT/bounds.* when the policies include oracle_fallback rows (the
+Lagrangian bound of each class at every policy's attempts per step and at dynamic.bound_attempts;
+configs/fallback-frontier.yaml).
 
 With --sweep it tunes instead: the configuration's sweep section names a policy, the spec keys
 to vary and the criterion; every combination runs on the (non-test) split, and OUT gets

@@ -7,7 +7,7 @@ import "github.com/rated-dev/rated/internal/outdir"
 // state it keeps across runs.
 
 func evalDynamicOutput() outdir.Options {
-	return outdir.Options{Command: "eval dynamic", Owns: []string{"table2.*", "config.yaml", "runs.jsonl", "sr-*.png",
+	return outdir.Options{Command: "eval dynamic", Owns: []string{"table2.*", "paired.*", "bounds.*", "config.yaml", "runs.jsonl", "sr-*.png",
 		"sweep.*", "sweep-*.png", "chosen.yaml"}}
 }
 
