@@ -5,7 +5,10 @@ import (
 
 	"github.com/spf13/viper"
 
+	"github.com/rated-dev/rated/pkg/bandit"
 	"github.com/rated-dev/rated/pkg/evaldynamic"
+	"github.com/rated-dev/rated/pkg/metrics"
+	"github.com/rated-dev/rated/pkg/sim"
 )
 
 // The paper's protocol as configs/paper.yaml holds it (T = 10,000 steps, failures from step
@@ -36,4 +39,29 @@ func ExampleLoadConfig() {
 	// Output:
 	// T 10000, onset 2000, summary [2000, 5000), AS window 200, K 10, fusion 0.75/0.15/0.10
 	// T 1000, onset 200, summary [200, 500), AS window 20, K 10, fusion 0.75/0.15/0.10
+}
+
+// Two order-keeping fallback oracle rows (λ = 0: SR 50% at 1.5 attempts per step; λ = 0.1: 45% at
+// 1.1) bound Retry, which spent 1.2 attempts for 44%: min(50 + 0·(1.2 − 1.5), 45 + 10·(1.2 − 1.1))
+// = 46%, attained at λ = 0.1, so Retry stands 2 points below its bound.
+func ExampleFallbackBounds() {
+	cfg := &evaldynamic.Config{
+		Protocols: []sim.Protocol{{Name: "execution", Kind: "execution"}},
+		Scenarios: []sim.Scenario{{Name: "flaky-20"}},
+		Policies: []bandit.Spec{
+			{Name: "oracle λ=0", Kind: "oracle_fallback", Attempts: 3, KeepOrder: true},
+			{Name: "oracle λ=0.1", Kind: "oracle_fallback", Attempts: 3, AttemptPrice: 0.1, KeepOrder: true},
+			{Name: "Retry (k=3)", Kind: "retry", K: 3},
+		},
+	}
+	row := func(method string, sr, attempts float64) sim.Row {
+		return sim.Row{Protocol: "execution", Scenario: "flaky-20", Method: method,
+			PostFailSR: metrics.Summary{Mean: sr}, AttemptsPerStep: metrics.Summary{Mean: attempts}}
+	}
+	rows := []sim.Row{row("oracle λ=0", 0.50, 1.5), row("oracle λ=0.1", 0.45, 1.1), row("Retry (k=3)", 0.44, 1.2)}
+	for _, b := range evaldynamic.FallbackBounds(cfg, rows) {
+		fmt.Printf("%s, %s: bound %.1f%% at λ = %g, SR − bound %+.1f points\n", b.Policy, b.Class, 100*b.Bound, b.Price, 100**b.Gap)
+	}
+	// Output:
+	// Retry (k=3), order-keeping: bound 46.0% at λ = 0.1, SR − bound -2.0 points
 }
