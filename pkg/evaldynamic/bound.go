@@ -77,9 +77,7 @@ func FallbackBounds(cfg *Config, rows []sim.Row) []BoundRow {
 		return class
 	}
 	var classes []string
-	specs := map[string]bandit.Spec{}
 	for _, p := range cfg.Policies {
-		specs[p.Name] = p
 		if p.Kind == "oracle_fallback" && !slices.Contains(classes, classOf(p)) {
 			classes = append(classes, classOf(p))
 		}
@@ -88,17 +86,15 @@ func FallbackBounds(cfg *Config, rows []sim.Row) []BoundRow {
 		return nil
 	}
 	sort.Strings(classes) // expected-worth, order-keeping: the same order in every run
-	byKey := map[string]sim.Row{}
-	for _, r := range rows {
-		byKey[r.Protocol+"\x00"+r.Scenario+"\x00"+r.Method] = r
-	}
+	byKey := indexRows(rows)
 	var out []BoundRow
 	for _, proto := range cfg.Protocols {
 		for _, sc := range cfg.Scenarios {
 			points := map[string][]oraclePoint{}
 			for _, p := range cfg.Policies {
-				if r, ok := byKey[proto.Name+"\x00"+sc.Name+"\x00"+p.Name]; ok && p.Kind == "oracle_fallback" {
-					points[classOf(p)] = append(points[classOf(p)], oraclePoint{p.AttemptPrice, r.PostFailSR.Mean, r.AttemptsPerStep.Mean})
+				if r, ok := byKey[rowKey(proto.Name, sc.Name, p.Name)]; ok && p.Kind == "oracle_fallback" {
+					class := classOf(p)
+					points[class] = append(points[class], oraclePoint{p.AttemptPrice, r.PostFailSR.Mean, r.AttemptsPerStep.Mean})
 				}
 			}
 			for _, a := range cfg.Dynamic.BoundAttempts {
@@ -108,8 +104,8 @@ func FallbackBounds(cfg *Config, rows []sim.Row) []BoundRow {
 				}
 			}
 			for _, p := range cfg.Policies {
-				r, ok := byKey[proto.Name+"\x00"+sc.Name+"\x00"+p.Name]
-				if !ok || bandit.IsOracle(specs[p.Name].Kind) {
+				r, ok := byKey[rowKey(proto.Name, sc.Name, p.Name)]
+				if !ok || bandit.IsOracle(p.Kind) {
 					continue
 				}
 				for _, class := range classes {

@@ -153,10 +153,7 @@ func Table2(cfg *Config, rows []sim.Row, info WorldInfo) *report.Table {
 		t.Columns = append(t.Columns, sc.Name+" SR", sc.Name+" FSR", sc.Name+" AS", sc.Name+" pre-fail SR")
 	}
 	t.Columns = append(t.Columns, "attempts/step", "SR/attempt")
-	byKey := map[string]sim.Row{}
-	for _, r := range rows {
-		byKey[r.Protocol+"\x00"+r.Scenario+"\x00"+r.Method] = r
-	}
+	byKey := indexRows(rows)
 	for _, proto := range cfg.Protocols {
 		for _, p := range cfg.Policies {
 			var line []string
@@ -173,7 +170,7 @@ func Table2(cfg *Config, rows []sim.Row, info WorldInfo) *report.Table {
 			line = append(line, label)
 			attempts, perAttempt := 0.0, 0.0
 			for _, sc := range cfg.Scenarios {
-				r := byKey[proto.Name+"\x00"+sc.Name+"\x00"+p.Name]
+				r := byKey[rowKey(proto.Name, sc.Name, p.Name)]
 				line = append(line, report.PercentCI(r.PostFailSR.Mean, r.PostFailSR.CI95), report.PercentCI(r.FSR.Mean, r.FSR.CI95),
 					formatAS(r), report.Percent(r.PreFailSR.Mean))
 				attempts += r.AttemptsPerStep.Mean / float64(len(cfg.Scenarios))
@@ -196,6 +193,20 @@ func Table2(cfg *Config, rows []sim.Row, info WorldInfo) *report.Table {
 		t.Notes = append(t.Notes, "Calibration: "+info.Calibration+".")
 	}
 	return t
+}
+
+// rowKey identifies a summary row by its protocol, scenario and policy.
+func rowKey(protocol, scenario, policy string) string {
+	return protocol + "\x00" + scenario + "\x00" + policy
+}
+
+// indexRows maps rowKey to each row.
+func indexRows(rows []sim.Row) map[string]sim.Row {
+	byKey := make(map[string]sim.Row, len(rows))
+	for _, r := range rows {
+		byKey[rowKey(r.Protocol, r.Scenario, r.Method)] = r
+	}
+	return byKey
 }
 
 func formatAS(r sim.Row) string {

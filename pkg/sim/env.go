@@ -352,12 +352,13 @@ func (o *oracle) stop(s *bandit.Step) bool {
 }
 
 // planAttempts returns the sequence of at most k allowed positions of s that maximises
-// Σ_j Π_{i<j}(1 − p_i)·(p_j·r_j − λ), r = relevance and p = chance per position: the expected success of trying them in order until one
-// executes, less λ per attempt made. For a fixed set the best order is by r − λ/p, descending
-// (swapping two neighbours a, b gains p_a·p_b·[(r_a − λ/p_a) − (r_b − λ/p_b)]), so the
-// candidates are sorted by it once and every subset is walked in that order. keepOrder plans as
-// Retry that knows p would: the retriever's ranking of the tools that can execute, stopped
-// where the rest is not worth λ per attempt. At least one attempt is made.
+// Σ_j Π_{i<j}(1 − p_i)·(p_j·r_j − λ), with r = relevance and p = chance per position: the
+// expected success of trying them in order until one executes, less λ per attempt made. For a
+// fixed set the best order is by r − λ/p, descending (swapping two neighbours a, b gains
+// p_a·p_b·[(r_a − λ/p_a) − (r_b − λ/p_b)]), so the candidates are sorted by it once and every
+// subset is walked in that order. keepOrder plans as Retry that knows p would: the retriever's
+// ranking of the tools that can execute, stopped where the rest is not worth λ per attempt. At
+// least one attempt is made.
 func planAttempts(s *bandit.Step, relevance, chance []float64, lambda float64, k int, keepOrder bool, plan []int) []int {
 	var allowed []int
 	for i := range s.Candidates {
