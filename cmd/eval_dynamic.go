@@ -55,6 +55,15 @@ and commit.`,
 			if sweep && cfg.Sweep == nil {
 				return fmt.Errorf("--sweep: the configuration has no sweep section (see configs/sweep-recommended.yaml)")
 			}
+			if decisionLog != "" {
+				inside, err := outdir.Holds(outDir, decisionLog)
+				if err != nil {
+					return err
+				}
+				if inside {
+					return fmt.Errorf("--decision-log %s lies inside --out %s, which is replaced as a whole when the run ends: choose a directory outside it", decisionLog, outDir)
+				}
+			}
 			set, err := outdir.Begin(outDir, evalDynamicOutput())
 			if err != nil {
 				return err
@@ -130,7 +139,7 @@ and commit.`,
 	f.StringVar(&outDir, "out", "runs/dynamic", "output directory")
 	enc.register(f)
 	f.IntVar(&workers, "workers", 0, "parallel runs (default: GOMAXPROCS)")
-	f.StringVar(&decisionLog, "decision-log", "", "also write every run's decisions and outcomes to this directory, in rated serve's decision-log format (docs/DECISION-LOG.md)")
+	f.StringVar(&decisionLog, "decision-log", "", "also write every run's decisions and outcomes to this directory (outside --out), in rated serve's decision-log format (docs/DECISION-LOG.md)")
 	f.BoolVar(&sweep, "sweep", false, "tune the policy of the configuration's sweep section on a non-test split instead of writing Table 2")
 	f.Int("steps", 0, "override dynamic.steps")
 	f.UintSlice("seeds", nil, "override dynamic.seeds")

@@ -367,3 +367,24 @@ func TestFinetuneKillNineResumesIntoOneSet(t *testing.T) {
 		t.Fatalf("checkpoints not kept: %v", err)
 	}
 }
+
+// TestEvalDynamicRefusesDecisionLogInsideOut: the output set replaces --out as a whole, so a
+// decision log written inside it would vanish at the end of the run; the run is refused before
+// any work, naming both paths, and nothing is created.
+func TestEvalDynamicRefusesDecisionLogInsideOut(t *testing.T) {
+	t.Setenv("RATED_ASSETS", t.TempDir())
+	out := filepath.Join(t.TempDir(), "D")
+	for _, log := range []string{filepath.Join(out, "dl"), out} {
+		cmd := newRootCmd()
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&bytes.Buffer{})
+		cmd.SetArgs([]string{"eval", "dynamic", "--out", out, "--decision-log", log, "--retriever", "bm25"})
+		err := cmd.Execute()
+		if err == nil || !strings.Contains(err.Error(), "--decision-log "+log) || !strings.Contains(err.Error(), out) {
+			t.Fatalf("--decision-log %s: error %v, want a refusal naming it and --out", log, err)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Fatalf("--out %s exists after a refused run (%v)", out, err)
+		}
+	}
+}

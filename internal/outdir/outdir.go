@@ -131,6 +131,42 @@ func resolve(dir string) (string, error) {
 	return abs, nil
 }
 
+// Holds reports whether path lies inside the output directory dir (or is it), after making both
+// absolute and following symbolic links where they exist. A command refuses such a path for a
+// file it writes beside its set (a decision log, say): Commit replaces dir as a whole, so
+// anything written there outside the set is lost.
+func Holds(dir, path string) (bool, error) {
+	d, err := absReal(dir)
+	if err != nil {
+		return false, err
+	}
+	p, err := absReal(path)
+	if err != nil {
+		return false, err
+	}
+	return p == d || strings.HasPrefix(p, d+string(filepath.Separator)), nil
+}
+
+// absReal makes p absolute and follows symbolic links in its longest existing prefix.
+func absReal(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	rest := ""
+	for cur := abs; ; {
+		if real, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(real, rest), nil
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return abs, nil
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
+
 // staleGlobs are what a killed run leaves beside final: its temporary set, or the earlier set
 // moved aside by the two-rename fallback.
 func staleGlobs(final string) []string {

@@ -267,3 +267,34 @@ func TestWorkingDirectoryAndRootAreRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestHolds(t *testing.T) {
+	root := t.TempDir()
+	out := filepath.Join(root, "out")
+	for _, d := range []string{out, filepath.Join(root, "elsewhere")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A link outside --out that points into it (an earlier run's --out exists).
+	if err := os.Symlink(out, filepath.Join(root, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		want bool
+	}{
+		{out, true},
+		{filepath.Join(out, "dl"), true},
+		{filepath.Join(out, "a", "b"), true},
+		{filepath.Join(root, "alias", "dl"), true},
+		{out + "-log", false},
+		{filepath.Join(root, "elsewhere", "dl"), false},
+		{root, false},
+	} {
+		got, err := Holds(out, c.path)
+		if err != nil || got != c.want {
+			t.Errorf("Holds(%s, %s) = %v, %v; want %v", out, c.path, got, err, c.want)
+		}
+	}
+}
