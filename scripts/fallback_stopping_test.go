@@ -1,0 +1,70 @@
+package scripts
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFallbackStoppingReplay checks fallback-stopping.py on a hand-made Retry log of four steps
+// (one before the window):
+//
+//	A: X (cal 0.6) fails, Y (0.35) executes and serves
+//	B: X fails, Z (0.2) fails, W (0.1) executes and serves
+//	C: V (0.7) executes and serves
+//
+// Retry (k=1) serves 1 of 3 at 1 attempt; (k=2) 2 of 3 at 5/3; (k=3) 3 of 3 at 2; stopping below
+// a calibrated 0.3 cuts B after its first failure: 2 of 3 at 4/3 attempts.
+func TestFallbackStoppingReplay(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	type cand struct {
+		Tool       string  `json:"tool"`
+		Calibrated float64 `json:"calibrated"`
+	}
+	var lines []string
+	add := func(v any) {
+		b, _ := json.Marshal(v)
+		lines = append(lines, string(b))
+	}
+	n := 0
+	walk := func(step int, tries []cand, executed int) {
+		for a := 0; a <= executed; a++ {
+			n++
+			id := "r/" + string(rune('a'+n))
+			add(map[string]any{"v": 1, "kind": "decision", "id": id, "t": step, "policy": "Retry (k=3)", "attempt": a,
+				"query": map[string]string{"id": "q"}, "candidates": tries, "chosen": tries[a].Tool, "chosen_position": a})
+			add(map[string]any{"v": 1, "kind": "outcome", "id": id, "t": step, "tool": tries[a].Tool, "position": a,
+				"executed": a == executed, "served": a == executed})
+		}
+	}
+	walk(1999, []cand{{"X", 0.6}, {"Y", 0.35}}, 1) // before the window
+	walk(2000, []cand{{"X", 0.6}, {"Y", 0.35}}, 1)
+	walk(2001, []cand{{"X", 0.6}, {"Z", 0.2}, {"W", 0.1}}, 2)
+	walk(2002, []cand{{"V", 0.7}}, 0)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "execution_flaky-20_Retry-k=3_seed1-000001.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(py, "fallback-stopping.py", dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"3 steps of 1 runs",
+		"Retry (k=1) | 33.33% | 1.000",
+		"Retry (k=2) | 66.67% | 1.667",
+		"Retry (k=3) | 100.00% | 2.000",
+		"cal < 0.3 | 66.67% | 1.333",
+		"cal < 0.1 | 100.00% | 2.000",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
