@@ -14,10 +14,7 @@ import (
 // query counts as served when one of its pairs is labelled 1 at or above the threshold, and the
 // share's interval is Wilson's (2 of 4: [0.150, 0.850], the textbook value).
 func TestRealCoverageSummary(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not installed")
-	}
+	py := python3(t)
 	csv := "query_id,query,rank,score,tool_id,tool_title,tool_text,human_label\n" +
 		"q1,a,1,0.70,t1,,,1\n" + // served
 		"q1,a,2,0.65,t2,,,0\n" +
@@ -62,4 +59,14 @@ func TestRealCoverageSummary(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "bad.csv:2: human_label 'yes'") {
 		t.Fatalf("a bad label: %v %s, want an error naming the file and line", err, out)
 	}
+}
+
+// python3 returns the python3 on PATH, or skips the test when there is none.
+func python3(t *testing.T) string {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	return py
 }

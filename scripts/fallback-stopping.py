@@ -33,7 +33,7 @@ import sys
 
 
 def load(directory, start, end):
-    """Returns {(file, t): [(attempt, candidates, position, executed, served)]}."""
+    """Returns {(run, t): [(attempt, candidate, executed, served)]}, the candidate Retry tried."""
     steps = {}
     files = sorted(glob.glob(os.path.join(directory, "*.jsonl")))
     if not files:
@@ -57,16 +57,17 @@ def load(directory, start, end):
                 d = decisions[r["id"]]
                 if start <= d["t"] < end:
                     steps.setdefault((run, d["t"]), []).append(
-                        (d["attempt"], d["candidates"], r["position"], r["executed"], r["served"], d["query"].get("id")))
+                        (d["attempt"], d["candidates"][r["position"]], r["executed"], r["served"]))
     return steps
 
 
 def replay(steps, stop):
-    """SR and attempts per step of Retry's walk cut short where stop(...) says so."""
+    """SR and attempts per step of Retry's walk cut short before attempt a > 0 of run on
+    candidate c where stop(run, a, c) says so."""
     attempts = served = 0
-    for key, walk in steps.items():
-        for i, (a, cands, pos, executed, ok, _) in enumerate(walk):
-            if a > 0 and stop(key, a, cands, pos, walk[i:]):
+    for (run, _), walk in steps.items():
+        for a, cand, executed, ok in walk:
+            if a > 0 and stop(run, a, cand):
                 break
             attempts += 1
             if executed:
@@ -90,11 +91,11 @@ def main():
     yields = collections.Counter()
     calib = collections.defaultdict(list)
     for walk in steps.values():
-        for a, cands, pos, executed, ok, _ in walk:
+        for a, cand, executed, ok in walk:
             reached[a] += 1
             yields[a] += ok
             if executed:
-                calib[a].append((cands[pos]["calibrated"], ok))
+                calib[a].append((cand["calibrated"], ok))
     print("\nattempt | steps reaching it | P(served) | executed: mean calibrated P(relevant) | executed: share relevant")
     for a in sorted(reached):
         ex = calib[a]
@@ -104,21 +105,21 @@ def main():
 
     failed = collections.defaultdict(set)
     for (run, _), walk in steps.items():
-        for _, cands, pos, executed, _, _ in walk:
+        for _, cand, executed, _ in walk:
             if not executed:
-                failed[run].add(cands[pos]["tool"])
+                failed[run].add(cand["tool"])
 
     rows = []
     for k in (1, 2, 3):
-        rows.append((f"Retry (k={k})", *replay(steps, lambda key, a, c, p, rest, k=k: a >= k)))
+        rows.append((f"Retry (k={k})", *replay(steps, lambda run, a, c, k=k: a >= k)))
     for tau in (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4):
-        rows.append((f"cal < {tau}", *replay(steps, lambda key, a, c, p, rest, tau=tau: c[p]["calibrated"] < tau)))
+        rows.append((f"cal < {tau}", *replay(steps, lambda run, a, c, tau=tau: c["calibrated"] < tau)))
     print("\nrule | SR | attempts/step")
     for name, sr, att in rows:
         print(f"{name} | {100 * sr:.2f}% | {att:.3f}")
 
-    def flaky_p(key, c, p):
-        return 0.3 if c[p]["tool"] in failed[key[0]] else 1.0
+    def flaky_p(run, c):
+        return 0.3 if c["tool"] in failed[run] else 1.0
 
     grid = [i / 40 for i in range(17)]  # 0 to 0.4, for the attempts 2 and 3
     families = {"cal < (t2, t3)": [], "cal*p < (t2, t3)": []}
@@ -126,9 +127,9 @@ def main():
         for t3 in grid:
             t = (0, t2, t3)
             families["cal < (t2, t3)"].append(((t2, t3), *replay(
-                steps, lambda key, a, c, p, rest, t=t: c[p]["calibrated"] < t[min(a, 2)])))
+                steps, lambda run, a, c, t=t: c["calibrated"] < t[min(a, 2)])))
             families["cal*p < (t2, t3)"].append(((t2, t3), *replay(
-                steps, lambda key, a, c, p, rest, t=t: c[p]["calibrated"] * flaky_p(key, c, p) < t[min(a, 2)])))
+                steps, lambda run, a, c, t=t: c["calibrated"] * flaky_p(run, c) < t[min(a, 2)])))
     goal = rows[2][1]
     budgets = (1.10, 1.125, 1.15, 1.175)
     print("\nfamily | " + " | ".join(f"best SR at <= {a} (t2, t3; attempts)" for a in budgets))
@@ -141,6 +142,7 @@ def main():
     best = max((q for pts in families.values() for q in pts if q[2] <= args.budget), key=lambda q: q[1], default=None)
     print(f"\nRetry (k=3): {100 * goal:.2f}% at {rows[2][2]:.3f} attempts; best of both families at <= {args.budget}: "
           + (f"{100 * best[1]:.2f}% at {best[2]:.3f} ({100 * (best[1] - goal):+.2f} points)" if best else "none"))
+
 
 if __name__ == "__main__":
     main()

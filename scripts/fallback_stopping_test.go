@@ -19,10 +19,7 @@ import (
 // Retry (k=1) serves 1 of 3 at 1 attempt; (k=2) 2 of 3 at 5/3; (k=3) 3 of 3 at 2; stopping below
 // a calibrated 0.3 cuts B after its first failure: 2 of 3 at 4/3 attempts.
 func TestFallbackStoppingReplay(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not installed")
-	}
+	py := python3(t)
 	type cand struct {
 		Tool       string  `json:"tool"`
 		Calibrated float64 `json:"calibrated"`
@@ -62,6 +59,11 @@ func TestFallbackStoppingReplay(t *testing.T) {
 		"Retry (k=3) | 100.00% | 2.000",
 		"cal < 0.3 | 66.67% | 1.333",
 		"cal < 0.1 | 100.00% | 2.000",
+		// Per-attempt thresholds: only stopping A and B at their second attempt (t2 above Y's
+		// 0.35, first on the grid at 0.375) stays within 1.10 attempts: 1 of 3 at 1.000. Under
+		// cal*p, Y never failed (p 1), so the same threshold is needed.
+		"cal < (t2, t3) | 33.33% (0.375, 0.0; 1.000)",
+		"cal*p < (t2, t3) | 33.33% (0.375, 0.0; 1.000)",
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -100,19 +100,16 @@ func Begin(dir string, opts Options) (_ *Set, err error) {
 	return s, nil
 }
 
-// resolve makes dir absolute, follows a symbolic link at its end (the set replaces the link's
+// resolve makes dir absolute, follows symbolic links (absReal: the set replaces a link's
 // target, not the link), and refuses directories whose replacement would pull the ground from
 // under the process: the file system root and the working directory or one above it.
 func resolve(dir string) (string, error) {
 	if dir == "" {
 		return "", errors.New("no output directory given")
 	}
-	abs, err := filepath.Abs(dir)
+	abs, err := absReal(dir)
 	if err != nil {
 		return "", err
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
 	}
 	if filepath.Dir(abs) == abs {
 		return "", fmt.Errorf("output directory %s: the file system root cannot be an output set", dir)
