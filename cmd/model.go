@@ -14,9 +14,11 @@ import (
 
 	"github.com/rated-dev/rated/pkg/encode"
 	"github.com/rated-dev/rated/pkg/home"
+	"github.com/rated-dev/rated/pkg/train"
 )
 
-// newModelCmd builds `rated model list`, `rated model info DIR` and `rated model import DIR`.
+// newModelCmd builds `rated model list`, `rated model info DIR`, `rated model import DIR` and
+// `rated model interpolate`.
 func newModelCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "model",
@@ -82,7 +84,7 @@ func newModelCmd() *cobra.Command {
 	info.Flags().StringVar(&device, "device", encode.DeviceCPU, "execution provider: cpu or cuda")
 	enc.register(info.Flags())
 	info.Flags().StringVar(&text, "encode", "", "embed this text with both towers and print a summary (cross-encoder: score it against itself)")
-	cmd.AddCommand(list, info, newModelImportCmd())
+	cmd.AddCommand(list, info, newModelImportCmd(), newModelInterpolateCmd())
 	return cmd
 }
 
@@ -139,6 +141,50 @@ dense:NAME.`,
 	cmd.Flags().StringVar(&onnxFile, "onnx", "", "ONNX file inside DIR (default: model.onnx, else onnx/model.onnx)")
 	cmd.Flags().StringVar(&queryPrefix, "query-prefix", "", "text prepended to queries (default: config_sentence_transformers.json's query prompt), e.g. BGE's instruction")
 	cmd.Flags().StringVar(&docPrefix, "doc-prefix", "", "text prepended to documents (default: the document prompt)")
+	return cmd
+}
+
+// newModelInterpolateCmd builds `rated model interpolate`: a fine-tuned encoder's weights mixed
+// with those of the encoder it started from (train.InterpolateModel).
+func newModelInterpolateCmd() *cobra.Command {
+	var base, tuned, out, name string
+	var alpha float64
+	cmd := &cobra.Command{
+		Use:   "interpolate --base DIR --tuned DIR --alpha A --out DIR",
+		Short: "Mix a fine-tuned encoder's weights with its base's: (1-A)*base + A*tuned (WiSE-FT)",
+		Long: `Writes --out, a model folder whose every float weight is (1-A)*base + A*tuned, where --tuned
+is a folder written by rated finetune and --base the model folder it started from (WiSE-FT:
+Wortsman et al., "Robust fine-tuning of zero-shot models", CVPR 2022). A fine-tune gains on the
+queries it was trained for and can lose elsewhere; a point between the two often keeps most of
+both. Two-tower fine-tunes give two towers, each mixed with the base. A 0 gives the base
+weights, 1 the tuned ones. Choose A on a dev split (rated eval offline --split dev), never on test.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch {
+			case base == "":
+				return errors.New("--base is required: the model folder the fine-tune started from")
+			case tuned == "":
+				return errors.New("--tuned is required: the folder rated finetune wrote")
+			case out == "":
+				return errors.New("--out is required")
+			case !cmd.Flags().Changed("alpha"):
+				return errors.New("--alpha is required: the tuned weights' share, in [0, 1]")
+			}
+			if name == "" {
+				name = filepath.Base(filepath.Clean(out))
+			}
+			if err := train.InterpolateModel(base, tuned, out, name, alpha); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %g x %s + %g x %s; use it as --encoder %s or dense:%s\n", out, 1-alpha, base, alpha, tuned, out, out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&base, "base", "", "model folder the fine-tune started from (e.g. <home>/models/all-minilm-l6-v2)")
+	cmd.Flags().StringVar(&tuned, "tuned", "", "model folder written by rated finetune")
+	cmd.Flags().Float64Var(&alpha, "alpha", 0, "share of the tuned weights, in [0, 1]")
+	cmd.Flags().StringVar(&out, "out", "", "model folder to write")
+	cmd.Flags().StringVar(&name, "name", "", "model name in rated.yaml (default: --out's base name)")
 	return cmd
 }
 

@@ -35,6 +35,7 @@ pkg/synth FuzzParseRealQueries
 pkg/synth FuzzLoadLLMConfig
 pkg/train FuzzReadNegatives
 pkg/train FuzzLoadArtifacts
+pkg/train FuzzFloatInitializers
 pkg/reproduce FuzzParseExpected
 internal/binenc FuzzReader
 pkg/bandit FuzzRestore

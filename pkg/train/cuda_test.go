@@ -24,19 +24,7 @@ func TestCUDAEmbeddingsMatchCPU(t *testing.T) {
 		texts = append(texts, ex.Negatives...)
 	}
 	texts = append(texts, "", "a much longer text about booking flights, hotels and rental cars for a business trip to Lisbon next week, with a budget")
-	embed := func(device string) [][]float32 {
-		m, err := encode.Open(model, encode.Options{Runtime: ert, Threads: 1, Device: device, LoadTokenizer: LoadEncodeTokenizer})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer m.Close()
-		v, err := m.EncodeDocs(texts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	cpu, gpu := embed(encode.DeviceCPU), embed(encode.DeviceCUDA)
+	cpu, gpu := embedDocs(t, ert, model, encode.DeviceCPU, texts), embedDocs(t, ert, model, encode.DeviceCUDA, texts)
 	worst := 1.0
 	for i := range texts {
 		var dot, na, nb float64

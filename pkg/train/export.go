@@ -32,12 +32,8 @@ func ExportModel(params map[string][]float32, art *Artifacts, srcDir, outDir, na
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return fmt.Errorf("export: %w", err)
-	}
 	out := *cfg
 	out.Name = name
-	out.Tokenizer, out.QueryTokenizer, out.DocTokenizer = "tokenizer.json", "", ""
 	type file struct{ prefix, name string }
 	var files []file
 	if art.Towers == TowersShared {
@@ -47,8 +43,7 @@ func ExportModel(params map[string][]float32, art *Artifacts, srcDir, outDir, na
 		files = []file{{"q.", "query_model.onnx"}, {"d.", "doc_model.onnx"}}
 		out.Model, out.QueryModel, out.DocModel = "", "query_model.onnx", "doc_model.onnx"
 	}
-	out.Towers = encode.TowersBoth
-	var sums []string
+	var towers []towerFile
 	for _, f := range files {
 		tower := map[string][]float32{}
 		for n, v := range params {
@@ -70,30 +65,53 @@ func ExportModel(params map[string][]float32, art *Artifacts, srcDir, outDir, na
 			sort.Strings(missing)
 			return fmt.Errorf("export %s: trained parameters not among the initializers of %s: %v", f.name, cfg.Model, missing)
 		}
-		if err := atomicfile.WriteBytes(filepath.Join(outDir, f.name), data); err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
-		sum := sha256.Sum256(data)
-		sums = append(sums, hex.EncodeToString(sum[:]))
+		towers = append(towers, towerFile{name: f.name, data: data})
 	}
 	tok, err := os.ReadFile(filepath.Join(srcDir, cfg.TowerTokenizer(encode.TowerDoc)))
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
+	out.Source.Package = "rated finetune of " + cfg.Name + " (see TRAINING.md)"
+	header := "# Model folder for rated (docs/MODELS.md). Written by `rated finetune` (pkg/train).\n"
+	return writeModelFolder(out, outDir, towers, tok, header)
+}
+
+// towerFile is one ONNX file of a model folder being written.
+type towerFile struct {
+	name string
+	data []byte
+}
+
+// writeModelFolder writes the tower files, tokenizer.json and a rated.yaml (cfg, with the
+// written files' sha256 and the tokenizer file name filled in) into outDir, each file atomically.
+// cfg names the tower files already: Model for one file, QueryModel and DocModel for two.
+func writeModelFolder(cfg encode.Config, outDir string, towers []towerFile, tok []byte, header string) error {
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return fmt.Errorf("write model folder: %w", err)
+	}
+	var sums []string
+	for _, f := range towers {
+		if err := atomicfile.WriteBytes(filepath.Join(outDir, f.name), f.data); err != nil {
+			return fmt.Errorf("write model folder: %w", err)
+		}
+		sum := sha256.Sum256(f.data)
+		sums = append(sums, hex.EncodeToString(sum[:]))
+	}
 	if err := atomicfile.WriteBytes(filepath.Join(outDir, "tokenizer.json"), tok); err != nil {
-		return fmt.Errorf("export: %w", err)
+		return fmt.Errorf("write model folder: %w", err)
 	}
 	tsum := sha256.Sum256(tok)
-	out.Source = encode.Source{
-		Package:         "rated finetune of " + cfg.Name + " (see TRAINING.md)",
+	cfg.Tokenizer, cfg.QueryTokenizer, cfg.DocTokenizer = "tokenizer.json", "", ""
+	cfg.Towers = encode.TowersBoth
+	cfg.Source = encode.Source{
+		Package:         cfg.Source.Package,
 		Upstream:        cfg.Source.Upstream,
 		ModelSHA256:     strings.Join(sums, " "),
 		TokenizerSHA256: hex.EncodeToString(tsum[:]),
 	}
-	y, err := yaml.Marshal(&out)
+	y, err := yaml.Marshal(&cfg)
 	if err != nil {
-		return fmt.Errorf("export rated.yaml: %w", err)
+		return fmt.Errorf("write model folder rated.yaml: %w", err)
 	}
-	header := "# Model folder for rated (docs/MODELS.md). Written by `rated finetune` (pkg/train).\n"
 	return atomicfile.WriteBytes(filepath.Join(outDir, encode.ConfigFile), append([]byte(header), y...))
 }

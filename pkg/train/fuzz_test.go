@@ -1,6 +1,7 @@
 package train
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,6 +69,44 @@ func FuzzLoadArtifacts(f *testing.F) {
 		q, d := a.Rows()
 		if q < 1 || d < 1 || !(a.Tau > 0) {
 			t.Fatalf("artifacts %+v give rows %d, %d", a, q, d)
+		}
+	})
+}
+
+// FuzzFloatInitializers feeds ONNX model bytes (seed: a hand-encoded model with a packed, a raw
+// and a non-float initializer): any input is an error, or float initializers that survive a
+// rewrite with their own values bit for bit (replaceInitializers then floatInitializers).
+func FuzzFloatInitializers(f *testing.F) {
+	packed := tensorBytes("w", []byte{2}, 1, wrap(0x22, []byte{0, 0, 0x80, 0x3f, 0, 0, 0, 0x40}))
+	raw := tensorBytes("c", []byte{1}, 1, wrap(0x4a, []byte{0, 0, 0x40, 0x40}))
+	ints := tensorBytes("i", []byte{1}, 7, nil)
+	graph := append(append(wrap(0x2a, packed), wrap(0x2a, raw)...), wrap(0x2a, ints)...)
+	f.Add(append([]byte{0x08, 8}, wrap(0x3a, graph)...))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzcount.Tick("FuzzFloatInitializers")
+		got, err := floatInitializers(data)
+		if err != nil {
+			return
+		}
+		out, _, err := replaceInitializers(data, got)
+		if err != nil {
+			// Two initializers of one name with different sizes: the rewrite refuses one of them.
+			return
+		}
+		again, err := floatInitializers(out)
+		if err != nil {
+			t.Fatalf("rewritten model does not parse: %v", err)
+		}
+		for n, v := range got {
+			w := again[n]
+			if len(w) != len(v) {
+				t.Fatalf("%s: %d values, %d after the rewrite", n, len(v), len(w))
+			}
+			for i := range v {
+				if math.Float32bits(v[i]) != math.Float32bits(w[i]) {
+					t.Fatalf("%s[%d]: %x, %x after the rewrite", n, i, math.Float32bits(v[i]), math.Float32bits(w[i]))
+				}
+			}
 		}
 	})
 }

@@ -157,6 +157,21 @@ func referenceInfoNCE(q, d [][]float32, tau float64) float64 {
 	return total / float64(len(q))
 }
 
+// embedDocs embeds texts with the document tower of the model folder on device.
+func embedDocs(t *testing.T, ert *encode.Runtime, modelDir, device string, texts []string) [][]float32 {
+	t.Helper()
+	m, err := encode.Open(modelDir, encode.Options{Runtime: ert, Threads: 1, Device: device, LoadTokenizer: LoadEncodeTokenizer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	v, err := m.EncodeDocs(texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 // encodeLoss embeds the examples with pkg/encode from a model folder and returns the reference
 // InfoNCE over them (documents: positives, then each query's negatives in order).
 func encodeLoss(t *testing.T, ert *encode.Runtime, modelDir string, examples []Example, negatives int, tau float64) float64 {

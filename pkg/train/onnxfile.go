@@ -131,30 +131,11 @@ func rewriteTensor(tensor []byte, params map[string][]float32, done map[string]b
 	if err != nil {
 		return nil, fmt.Errorf("TensorProto: %w", err)
 	}
-	var name string
-	var dataType, location uint64
-	size := int64(1)
-	for _, f := range fields {
-		switch {
-		case f.num == tensorNameField && f.typ == wireBytes:
-			name = string(f.data)
-		case f.num == tensorDataTypeField && f.typ == wireVarint:
-			dataType = f.val
-		case f.num == tensorDataLocField && f.typ == wireVarint:
-			location = f.val
-		case f.num == tensorDimsField && f.typ == wireVarint:
-			size *= int64(f.val)
-		case f.num == tensorDimsField && f.typ == wireBytes: // packed
-			for b := f.data; len(b) > 0; {
-				v, n := binary.Uvarint(b)
-				if n <= 0 {
-					return nil, fmt.Errorf("initializer %s: bad dims", name)
-				}
-				size *= int64(v)
-				b = b[n:]
-			}
-		}
+	h, err := readTensorHeader(fields)
+	if err != nil {
+		return nil, err
 	}
+	name, dataType, location, size := h.name, h.dataType, h.location, h.size
 	values, ok := params[name]
 	if !ok {
 		return tensor, nil
@@ -180,4 +161,38 @@ func rewriteTensor(tensor []byte, params map[string][]float32, done map[string]b
 	}
 	done[name] = true
 	return appendBytesField(out, tensorRawDataField, raw), nil
+}
+
+// tensorHeader is what a TensorProto says about its values: name, data type, where the data
+// lives and the element count its dims give.
+type tensorHeader struct {
+	name               string
+	dataType, location uint64
+	size               int64
+}
+
+func readTensorHeader(fields []protoField) (tensorHeader, error) {
+	h := tensorHeader{size: 1}
+	for _, f := range fields {
+		switch {
+		case f.num == tensorNameField && f.typ == wireBytes:
+			h.name = string(f.data)
+		case f.num == tensorDataTypeField && f.typ == wireVarint:
+			h.dataType = f.val
+		case f.num == tensorDataLocField && f.typ == wireVarint:
+			h.location = f.val
+		case f.num == tensorDimsField && f.typ == wireVarint:
+			h.size *= int64(f.val)
+		case f.num == tensorDimsField && f.typ == wireBytes: // packed
+			for b := f.data; len(b) > 0; {
+				v, n := binary.Uvarint(b)
+				if n <= 0 {
+					return h, fmt.Errorf("initializer %s: bad dims", h.name)
+				}
+				h.size *= int64(v)
+				b = b[n:]
+			}
+		}
+	}
+	return h, nil
 }
