@@ -330,12 +330,44 @@ func BenchmarkRecommendedDecision(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, d := range []int{384, 768} {
-		b.Run("d="+itoa(d), func(b *testing.B) {
+		b.Run("d="+itoa(d), func(b *testing.B) { benchmarkFactoredStep(b, spec, d, 64, true) })
+	}
+}
+
+// BenchmarkRecommendedPrototypes times the same step at d = 768 with the kernel relevance model
+// capped at P prototypes per tool (configs/recommended.yaml: 64), each filled, beside
+// BenchmarkKernelEvidenceFloor: what the step costs as a function of P. "execution" is the step
+// under execution feedback only, where the kernel learns nothing and holds no prototype.
+func BenchmarkRecommendedPrototypes(b *testing.B) {
+	spec, err := RecommendedSpec()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("execution", func(b *testing.B) { benchmarkFactoredStep(b, spec, 768, 0, false) })
+	// configs/paper.yaml's "RATED (Full) + reliability layer": RATED's bandit as the relevance
+	// model on the same layer, under task feedback (the paper's bandit needs no prototypes).
+	ratedLayer := Spec{Name: "RATED (Full) + reliability layer", Kind: "factored",
+		Relevance:   &RelevanceSpec{Model: "rated", Alpha: 0.1, Gamma: 0.95},
+		Reliability: spec.Reliability,
+		Fusion:      &FusionConfig{Kind: "linear", Semantic: 0.70, Relevance: 0.15, Reliability: 0.15}}
+	b.Run("rated-relevance", func(b *testing.B) { benchmarkFactoredStep(b, ratedLayer, 768, 0, true) })
+	for _, p := range []int{1, 2, 4, 8, 16, 64} {
+		s := spec
+		rel := *spec.Relevance
+		rel.MaxPrototypes = p
+		s.Relevance = &rel
+		b.Run("P="+itoa(p), func(b *testing.B) { benchmarkFactoredStep(b, s, 768, p, true) })
+	}
+}
+
+// BenchmarkKernelEvidenceFloor times the least an exact evaluation of the kernel over K = 10
+// candidates with P prototypes each at d = 768 must do: K·P dot products of length d and as many
+// exponentials, on the same layout (one slice per prototype) and nothing else.
+func BenchmarkKernelEvidenceFloor(b *testing.B) {
+	const d, k = 768, 10
+	for _, p := range []int{1, 2, 4, 8, 16, 64} {
+		b.Run("P="+itoa(p), func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(5, 6))
-			p, err := New(spec, Env{NumTools: 1000, Dim: d})
-			if err != nil {
-				b.Fatal(err)
-			}
 			vec := func() []float64 {
 				x := make([]float64, d)
 				for i := range x {
@@ -343,28 +375,62 @@ func BenchmarkRecommendedDecision(b *testing.B) {
 				}
 				return unit(x)
 			}
-			cands := make([]Candidate, 10)
-			for i := range cands {
-				cands[i] = Candidate{Tool: rng.IntN(1000), Sem: rng.Float64(), Prior: rng.Float64(), Relevance: rng.Float64()}
+			protos := make([][]float64, k*p)
+			for i := range protos {
+				protos[i] = vec()
 			}
-			s := &Step{Context: vec(), Candidates: cands}
-			for j := 0; j < 64; j++ { // fill every candidate's prototypes
-				s.Context = vec()
-				for i := range cands {
-					p.Observe(s, i, Feedback{Executed: true, TaskKnown: true, Task: j%2 == 0})
-				}
-			}
-			s.Context = vec()
+			x := vec()
+			var sink float64
 			b.ResetTimer()
 			cpu := cpuNow(b)
 			for i := 0; i < b.N; i++ {
-				s.T = i
-				pos := p.Choose(s)
-				p.Observe(s, pos, Feedback{Executed: i%5 != 0, TaskKnown: true, Task: i%3 == 0})
+				for _, c := range protos {
+					sink += math.Exp((dot(x, c) - 1) / 0.1)
+				}
 			}
 			reportCPU(b, cpu)
+			if sink < 0 {
+				b.Fatal(sink)
+			}
 		})
 	}
+}
+
+// benchmarkFactoredStep times decide + feedback for spec at dimension d, every candidate's kernel
+// prototypes filled up to protos; the feedback carries task outcomes when task is set.
+func benchmarkFactoredStep(b *testing.B, spec Spec, d, protos int, task bool) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	p, err := New(spec, Env{NumTools: 1000, Dim: d})
+	if err != nil {
+		b.Fatal(err)
+	}
+	vec := func() []float64 {
+		x := make([]float64, d)
+		for i := range x {
+			x[i] = rng.NormFloat64()
+		}
+		return unit(x)
+	}
+	cands := make([]Candidate, 10)
+	for i := range cands {
+		cands[i] = Candidate{Tool: rng.IntN(1000), Sem: rng.Float64(), Prior: rng.Float64(), Relevance: rng.Float64()}
+	}
+	s := &Step{Context: vec(), Candidates: cands}
+	for j := 0; j < protos; j++ { // fill every candidate's prototypes
+		s.Context = vec()
+		for i := range cands {
+			p.Observe(s, i, Feedback{Executed: true, TaskKnown: true, Task: j%2 == 0})
+		}
+	}
+	s.Context = vec()
+	b.ResetTimer()
+	cpu := cpuNow(b)
+	for i := 0; i < b.N; i++ {
+		s.T = i
+		pos := p.Choose(s)
+		p.Observe(s, pos, Feedback{Executed: i%5 != 0, TaskKnown: task, Task: task && i%3 == 0})
+	}
+	reportCPU(b, cpu)
 }
 
 func TestHealthLayerSiblingCorrelationByHand(t *testing.T) {

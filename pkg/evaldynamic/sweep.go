@@ -422,7 +422,11 @@ func writeSweep(dir string, cfg *Config, info WorldInfo, res *SweepResult, rows 
 		line = append(line, fmt.Sprint(len(p.Violations)), mark)
 		t.Rows = append(t.Rows, line)
 	}
-	t.Notes = []string{"Criterion: " + res.Criterion + ".", "Reference rows (same seeds): see sweep.json."}
+	t.Notes = []string{"Criterion: " + res.Criterion + "."}
+	if cfg.Sweep.Criterion.FSRReference != "" || cfg.Sweep.Criterion.PreReference != "" {
+		// Only the criterion's reference policies run beside the sweep's points.
+		t.Notes = append(t.Notes, "Reference rows (same seeds): see sweep.json.")
+	}
 	if err := report.WriteFiles(dir, "sweep", t, struct {
 		*SweepResult
 		Rows []sim.Row `json:"rows"`
