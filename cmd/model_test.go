@@ -72,3 +72,48 @@ func TestModelInfo(t *testing.T) {
 		}
 	}
 }
+
+// TestModelInterpolateCmd: the flags are checked before any file is read, and a base mixed with
+// itself writes a folder named after --out whose rated.yaml records both sources and the shares.
+func TestModelInterpolateCmd(t *testing.T) {
+	run := func(args ...string) (string, error) {
+		cmd := newRootCmd()
+		var out bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetErr(&out)
+		cmd.SetArgs(append([]string{"model", "interpolate"}, args...))
+		err := cmd.Execute()
+		return out.String(), err
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tuned", "t", "--out", "o", "--alpha", "0.3"}, "--base is required"},
+		{[]string{"--base", "b", "--out", "o", "--alpha", "0.3"}, "--tuned is required"},
+		{[]string{"--base", "b", "--tuned", "t", "--alpha", "0.3"}, "--out is required"},
+		{[]string{"--base", "b", "--tuned", "t", "--out", "o"}, "--alpha is required"},
+		{[]string{"--base", "b", "--tuned", "t", "--out", "o", "--alpha", "NaN"}, "not in [0, 1]"},
+	}
+	for _, c := range cases {
+		if _, err := run(c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		}
+	}
+	base := testassets.Model(t, "all-minilm-l6-v2")
+	out := filepath.Join(t.TempDir(), "minilm-mix")
+	text, err := run("--base", base, "--tuned", base, "--out", out, "--alpha", "0.25")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, "wrote "+out) {
+		t.Errorf("output %q", text)
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "rated.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), "name: minilm-mix") || !strings.Contains(string(raw), "rated model interpolate: 0.75 × all-minilm-l6-v2 + 0.25 × all-minilm-l6-v2") {
+		t.Errorf("rated.yaml:\n%s", raw)
+	}
+}
