@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rated-dev/rated/internal/outdir"
 	"github.com/rated-dev/rated/pkg/encode"
 	"github.com/rated-dev/rated/pkg/home"
 	"github.com/rated-dev/rated/pkg/train"
@@ -170,11 +171,37 @@ weights, 1 the tuned ones. Choose A on a dev split (rated eval offline --split d
 			case !cmd.Flags().Changed("alpha"):
 				return errors.New("--alpha is required: the tuned weights' share, in [0, 1]")
 			}
+			if math.IsNaN(alpha) || alpha < 0 || alpha > 1 {
+				return fmt.Errorf("--alpha %v is not in [0, 1]", alpha)
+			}
+			// The set replaces --out as a whole: an input inside it (or --out inside an input)
+			// would be lost or read half-replaced.
+			for _, in := range []struct{ flag, dir string }{{"--base", base}, {"--tuned", tuned}} {
+				inside, err := outdir.Holds(out, in.dir)
+				if err != nil {
+					return err
+				}
+				around, err := outdir.Holds(in.dir, out)
+				if err != nil {
+					return err
+				}
+				if inside || around {
+					return fmt.Errorf("--out %s and %s %s overlap; write the mix to another folder", out, in.flag, in.dir)
+				}
+			}
 			if name == "" {
 				name = filepath.Base(filepath.Clean(out))
 			}
-			if err := train.InterpolateModel(base, tuned, out, name, alpha); err != nil {
+			set, err := outdir.Begin(out, modelInterpolateOutput())
+			if err != nil {
+				return fmt.Errorf("model interpolate: %w", err)
+			}
+			defer set.Abort()
+			if err := train.InterpolateModel(base, tuned, set.Dir(), name, alpha); err != nil {
 				return err
+			}
+			if err := set.Commit(); err != nil {
+				return fmt.Errorf("model interpolate: %w", err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %g x %s + %g x %s; use it as --encoder %s or dense:%s\n", out, 1-alpha, base, alpha, tuned, out, out)
 			return nil

@@ -109,6 +109,17 @@ func TestModelInterpolateCmd(t *testing.T) {
 	if !strings.Contains(text, "wrote "+out) {
 		t.Errorf("output %q", text)
 	}
+	for _, f := range []string{"model.onnx", "tokenizer.json", "rated.yaml", "manifest.json"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("the mix lacks %s: %v", f, err)
+		}
+	}
+	if _, err := run("--base", base, "--tuned", out, "--out", out, "--alpha", "0.5"); err == nil || !strings.Contains(err.Error(), "overlap") {
+		t.Errorf("--out = --tuned: error %v", err)
+	}
+	if _, err := run("--base", base, "--tuned", base, "--out", filepath.Join(base, "mix"), "--alpha", "0.5"); err == nil || !strings.Contains(err.Error(), "overlap") {
+		t.Errorf("--out inside --base: error %v", err)
+	}
 	raw, err := os.ReadFile(filepath.Join(out, "rated.yaml"))
 	if err != nil {
 		t.Fatal(err)

@@ -45,3 +45,8 @@ func finetuneOutput() outdir.Options {
 	return outdir.Options{Command: "finetune", Owns: []string{"*.onnx", "tokenizer.json", "rated.yaml", "TRAINING.md"},
 		Keep: []string{"checkpoints", "artifacts"}}
 }
+
+// modelInterpolateOutput is a model folder, as finetune writes it, without the resume state.
+func modelInterpolateOutput() outdir.Options {
+	return outdir.Options{Command: "model interpolate", Owns: []string{"*.onnx", "tokenizer.json", "rated.yaml"}}
+}
