@@ -149,7 +149,7 @@ dense:NAME.`,
 // with those of the encoder it started from (train.InterpolateModel).
 func newModelInterpolateCmd() *cobra.Command {
 	var base, tuned, out, name string
-	var alpha float64
+	var alpha, alphaQuery, alphaDoc float64
 	cmd := &cobra.Command{
 		Use:   "interpolate --base DIR --tuned DIR --alpha A --out DIR",
 		Short: "Mix a fine-tuned encoder's weights with its base's: (1-A)*base + A*tuned (WiSE-FT)",
@@ -157,10 +157,13 @@ func newModelInterpolateCmd() *cobra.Command {
 is a folder written by rated finetune and --base the model folder it started from (WiSE-FT:
 Wortsman et al., "Robust fine-tuning of zero-shot models", CVPR 2022). A fine-tune gains on the
 queries it was trained for and can lose elsewhere; a point between the two often keeps most of
-both. Two-tower fine-tunes give two towers, each mixed with the base. A 0 gives the base
-weights, 1 the tuned ones. Choose A on a dev split (rated eval offline --split dev), never on test.`,
+both. --alpha sets A for both towers; --alpha-query and --alpha-doc set one tower's A (two
+towers are then written, also from a shared fine-tune): --alpha-doc 0 keeps the base's tool
+embeddings, so an index built with the base stays valid. A = 0 gives the base weights, 1 the
+tuned ones. Choose A on a dev split (rated eval offline --split dev), never on test.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			changed := func(f string) bool { return cmd.Flags().Changed(f) }
 			switch {
 			case base == "":
 				return errors.New("--base is required: the model folder the fine-tune started from")
@@ -168,11 +171,23 @@ weights, 1 the tuned ones. Choose A on a dev split (rated eval offline --split d
 				return errors.New("--tuned is required: the folder rated finetune wrote")
 			case out == "":
 				return errors.New("--out is required")
-			case !cmd.Flags().Changed("alpha"):
-				return errors.New("--alpha is required: the tuned weights' share, in [0, 1]")
+			case !changed("alpha") && !(changed("alpha-query") && changed("alpha-doc")):
+				return errors.New("--alpha is required (or both --alpha-query and --alpha-doc): the tuned weights' share, in [0, 1]")
 			}
-			if math.IsNaN(alpha) || alpha < 0 || alpha > 1 {
-				return fmt.Errorf("--alpha %v is not in [0, 1]", alpha)
+			shares := train.Shares{Query: alpha, Doc: alpha}
+			if changed("alpha-query") {
+				shares.Query = alphaQuery
+			}
+			if changed("alpha-doc") {
+				shares.Doc = alphaDoc
+			}
+			for _, a := range []struct {
+				flag string
+				v    float64
+			}{{"--alpha-query", shares.Query}, {"--alpha-doc", shares.Doc}} {
+				if math.IsNaN(a.v) || a.v < 0 || a.v > 1 {
+					return fmt.Errorf("%s %v is not in [0, 1]", a.flag, a.v)
+				}
 			}
 			// The set replaces --out as a whole: an input inside it (or --out inside an input)
 			// would be lost or read half-replaced.
@@ -192,24 +207,27 @@ weights, 1 the tuned ones. Choose A on a dev split (rated eval offline --split d
 			if name == "" {
 				name = filepath.Base(filepath.Clean(out))
 			}
-			set, err := outdir.Begin(out, modelInterpolateOutput())
+			outSet, err := outdir.Begin(out, modelInterpolateOutput())
 			if err != nil {
 				return fmt.Errorf("model interpolate: %w", err)
 			}
-			defer set.Abort()
-			if err := train.InterpolateModel(base, tuned, set.Dir(), name, alpha); err != nil {
+			defer outSet.Abort()
+			if err := train.InterpolateModel(base, tuned, outSet.Dir(), name, shares); err != nil {
 				return err
 			}
-			if err := set.Commit(); err != nil {
+			if err := outSet.Commit(); err != nil {
 				return fmt.Errorf("model interpolate: %w", err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %g x %s + %g x %s; use it as --encoder %s or dense:%s\n", out, 1-alpha, base, alpha, tuned, out, out)
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: tuned share %g (query tower), %g (doc tower) of %s over %s; use it as --encoder %s or dense:%s\n",
+				out, shares.Query, shares.Doc, tuned, base, out, out)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&base, "base", "", "model folder the fine-tune started from (e.g. <home>/models/all-minilm-l6-v2)")
 	cmd.Flags().StringVar(&tuned, "tuned", "", "model folder written by rated finetune")
-	cmd.Flags().Float64Var(&alpha, "alpha", 0, "share of the tuned weights, in [0, 1]")
+	cmd.Flags().Float64Var(&alpha, "alpha", 0, "share of the tuned weights in both towers, in [0, 1]")
+	cmd.Flags().Float64Var(&alphaQuery, "alpha-query", 0, "share of the tuned weights in the query tower (default --alpha)")
+	cmd.Flags().Float64Var(&alphaDoc, "alpha-doc", 0, "share of the tuned weights in the document tower (default --alpha)")
 	cmd.Flags().StringVar(&out, "out", "", "model folder to write")
 	cmd.Flags().StringVar(&name, "name", "", "model name in rated.yaml (default: --out's base name)")
 	return cmd

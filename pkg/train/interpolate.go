@@ -131,16 +131,30 @@ func interpolateInitializers(base, tuned map[string][]float32, alpha float64) (m
 	return out, nil
 }
 
-// InterpolateModel writes outDir, a model folder whose every float weight is (1−alpha)·base +
-// alpha·tuned: weight-space ensembling of a fine-tuned encoder with the one it started from
-// (WiSE-FT, Wortsman et al., CVPR 2022), which keeps much of the frozen encoder's robustness off
-// the fine-tuning distribution. baseDir is the model folder fine-tuning started from (one
-// model.onnx for both towers); tunedDir is `rated finetune`'s output (shared, or two towers, each
-// interpolated with the base). alpha 0 gives the base weights, 1 the tuned ones. The graph,
-// tokenizer and pooling are the tuned folder's, which are the base's.
-func InterpolateModel(baseDir, tunedDir, outDir, name string, alpha float64) error {
-	if math.IsNaN(alpha) || alpha < 0 || alpha > 1 {
-		return fmt.Errorf("interpolate: alpha %v is not in [0, 1]", alpha)
+// Shares are the tuned weights' shares of a mix, per tower: 0 keeps the base's weights, 1 takes
+// the fine-tune's.
+type Shares struct {
+	Query, Doc float64
+}
+
+// InterpolateModel writes outDir, a model folder whose every float weight is (1−a)·base + a·tuned
+// with a = alpha.Query in the query tower and alpha.Doc in the document tower: weight-space
+// ensembling of a fine-tuned encoder with the one it started from (WiSE-FT, Wortsman et al.,
+// CVPR 2022), which keeps much of the frozen encoder's robustness off the fine-tuning
+// distribution. baseDir is the model folder fine-tuning started from (one model.onnx for both
+// towers); tunedDir is `rated finetune`'s output, one shared model or two towers. Equal shares of
+// a shared fine-tune give one model.onnx; otherwise each tower is written (query_model.onnx,
+// doc_model.onnx), so a doc share of 0 keeps the base's tool embeddings, and an index built with
+// the base, as they are. The graph, tokenizer and pooling are the tuned folder's, which are the
+// base's.
+func InterpolateModel(baseDir, tunedDir, outDir, name string, alpha Shares) error {
+	for _, a := range []struct {
+		tower string
+		v     float64
+	}{{"query", alpha.Query}, {"doc", alpha.Doc}} {
+		if math.IsNaN(a.v) || a.v < 0 || a.v > 1 {
+			return fmt.Errorf("interpolate: %s tower's share %v is not in [0, 1]", a.tower, a.v)
+		}
 	}
 	baseCfg, err := encode.LoadConfig(baseDir)
 	if err != nil {
@@ -161,13 +175,26 @@ func InterpolateModel(baseDir, tunedDir, outDir, name string, alpha float64) err
 	if err != nil {
 		return fmt.Errorf("interpolate: %s: %w", filepath.Join(baseDir, baseCfg.Model), err)
 	}
-	tunedFiles := []string{tunedCfg.Model}
-	if tunedCfg.Model == "" {
-		tunedFiles = []string{tunedCfg.QueryModel, tunedCfg.DocModel}
+	type tower struct {
+		out, tuned string
+		share      float64
+	}
+	var plan []tower
+	cfg := *tunedCfg
+	switch {
+	case tunedCfg.Model != "" && alpha.Query == alpha.Doc:
+		plan = []tower{{"model.onnx", tunedCfg.Model, alpha.Query}}
+		cfg.Model, cfg.QueryModel, cfg.DocModel = "model.onnx", "", ""
+	case tunedCfg.Model != "":
+		plan = []tower{{"query_model.onnx", tunedCfg.Model, alpha.Query}, {"doc_model.onnx", tunedCfg.Model, alpha.Doc}}
+		cfg.Model, cfg.QueryModel, cfg.DocModel = "", "query_model.onnx", "doc_model.onnx"
+	default:
+		plan = []tower{{"query_model.onnx", tunedCfg.QueryModel, alpha.Query}, {"doc_model.onnx", tunedCfg.DocModel, alpha.Doc}}
+		cfg.Model, cfg.QueryModel, cfg.DocModel = "", "query_model.onnx", "doc_model.onnx"
 	}
 	var towers []towerFile
-	for _, f := range tunedFiles {
-		path := filepath.Join(tunedDir, f)
+	for _, t := range plan {
+		path := filepath.Join(tunedDir, t.tuned)
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return fmt.Errorf("interpolate: %w", err)
@@ -176,27 +203,33 @@ func InterpolateModel(baseDir, tunedDir, outDir, name string, alpha float64) err
 		if err != nil {
 			return fmt.Errorf("interpolate: %s: %w", path, err)
 		}
-		mixed, err := interpolateInitializers(base, tuned, alpha)
+		mixed, err := interpolateInitializers(base, tuned, t.share)
 		if err != nil {
 			return fmt.Errorf("interpolate: %s is not a fine-tune of %s: %w", path, filepath.Join(baseDir, baseCfg.Model), err)
 		}
 		out, done, err := replaceInitializers(src, mixed)
 		if err != nil {
-			return fmt.Errorf("interpolate %s: %w", f, err)
+			return fmt.Errorf("interpolate %s: %w", t.out, err)
 		}
 		if len(done) != len(mixed) {
-			return fmt.Errorf("interpolate %s: %d of %d initializers written", f, len(done), len(mixed))
+			return fmt.Errorf("interpolate %s: %d of %d initializers written", t.out, len(done), len(mixed))
 		}
-		towers = append(towers, towerFile{name: f, data: out})
+		towers = append(towers, towerFile{name: t.out, data: out})
 	}
 	tok, err := os.ReadFile(filepath.Join(tunedDir, tunedCfg.TowerTokenizer(encode.TowerDoc)))
 	if err != nil {
 		return fmt.Errorf("interpolate: %w", err)
 	}
-	cfg := *tunedCfg
 	cfg.Name = name
-	cfg.Source.Package = fmt.Sprintf("rated model interpolate: %.4g × %s + %.4g × %s", 1-alpha, baseCfg.Name, alpha, tunedCfg.Name)
+	mix := func(a float64) string {
+		return fmt.Sprintf("%.4g × %s + %.4g × %s", 1-a, baseCfg.Name, a, tunedCfg.Name)
+	}
+	if alpha.Query == alpha.Doc {
+		cfg.Source.Package = "rated model interpolate: " + mix(alpha.Query)
+	} else {
+		cfg.Source.Package = "rated model interpolate: query tower " + mix(alpha.Query) + "; doc tower " + mix(alpha.Doc)
+	}
 	header := fmt.Sprintf("# Model folder for rated (docs/MODELS.md). Written by `rated model interpolate`\n"+
-		"# (pkg/train): weights (1-alpha)*%s + alpha*%s, alpha %g.\n", baseDir, tunedDir, alpha)
+		"# (pkg/train): weights (1-a)*%s + a*%s, a = %g (query tower), %g (doc tower).\n", baseDir, tunedDir, alpha.Query, alpha.Doc)
 	return writeModelFolder(cfg, outDir, towers, tok, header)
 }

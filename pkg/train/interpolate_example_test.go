@@ -33,7 +33,7 @@ func ExampleInterpolateModel() {
 	base := folder("base", []byte{0, 0, 0x80, 0x3f, 0, 0, 0, 0x40})   // 1, 2
 	tuned := folder("tuned", []byte{0, 0, 0x40, 0x40, 0, 0, 0, 0xc0}) // 3, -2
 	out := filepath.Join(dir, "mix")
-	if err := InterpolateModel(base, tuned, out, "mix", 0.25); err != nil {
+	if err := InterpolateModel(base, tuned, out, "mix", Shares{Query: 0.25, Doc: 0.25}); err != nil {
 		panic(err)
 	}
 	data, err := os.ReadFile(filepath.Join(out, "model.onnx"))

@@ -119,7 +119,7 @@ func TestInterpolateModel(t *testing.T) {
 		want  string
 	}{{0, base}, {1, tuned}} {
 		out := filepath.Join(dir, "mix")
-		if err := InterpolateModel(base, tuned, out, "mix", tc.alpha); err != nil {
+		if err := InterpolateModel(base, tuned, out, "mix", Shares{tc.alpha, tc.alpha}); err != nil {
 			t.Fatal(err)
 		}
 		if !same(embed(out), embed(tc.want)) {
@@ -130,7 +130,7 @@ func TestInterpolateModel(t *testing.T) {
 		t.Fatal("five steps changed no embedding; the checks above prove nothing")
 	}
 	half := filepath.Join(dir, "half")
-	if err := InterpolateModel(base, tuned, half, "half", 0.5); err != nil {
+	if err := InterpolateModel(base, tuned, half, "half", Shares{0.5, 0.5}); err != nil {
 		t.Fatal(err)
 	}
 	read := func(dir string) map[string][]float32 {
@@ -157,11 +157,34 @@ func TestInterpolateModel(t *testing.T) {
 	if changed == 0 || len(mid) != len(b0) {
 		t.Errorf("%d initializers (base %d), %d values differing between base and tune", len(mid), len(b0), changed)
 	}
-	if err := InterpolateModel(base, tuned, half, "half", 1.5); err == nil || !strings.Contains(err.Error(), "not in [0, 1]") {
+	if err := InterpolateModel(base, tuned, half, "half", Shares{0.5, 1.5}); err == nil || !strings.Contains(err.Error(), "doc tower's share 1.5 is not in [0, 1]") {
 		t.Errorf("alpha 1.5: error %v", err)
 	}
-	if err := InterpolateModel(testassets.Model(t, "bge-small-en-v1.5"), tuned, filepath.Join(dir, "x"), "x", 0.5); err == nil || !strings.Contains(err.Error(), "is not a fine-tune of") {
+	if err := InterpolateModel(testassets.Model(t, "bge-small-en-v1.5"), tuned, filepath.Join(dir, "x"), "x", Shares{0.5, 0.5}); err == nil || !strings.Contains(err.Error(), "is not a fine-tune of") {
 		t.Errorf("another base: error %v", err)
+	}
+
+	// Per-tower shares from a shared fine-tune: two towers, the query tower as the fine-tune
+	// embeds and the doc tower as the base does, bit for bit.
+	split := filepath.Join(dir, "split")
+	if err := InterpolateModel(base, tuned, split, "split", Shares{Query: 1, Doc: 0}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := encode.Open(split, encode.Options{Runtime: ert, Threads: 1, LoadTokenizer: LoadEncodeTokenizer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	q, err := m.EncodeQueries(texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := m.EncodeDocs(texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !same(q, embed(tuned)) || !same(d, embed(base)) {
+		t.Error("query share 1, doc share 0: the towers do not embed as the fine-tune and the base")
 	}
 }
 
