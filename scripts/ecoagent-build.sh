@@ -29,8 +29,9 @@
 #               a later session resumes: `restore` copies them back)
 #   restore     data/ecoagent/journal/* back into $OUT when $OUT has none (a new machine)
 #   finetune    rated finetune on data/ecoagent/syn train: MiniLM and bge-small (shared encoder),
-#               MiniLM two towers (DRAGON-style) -> $OUT/ft-<model>-<towers>/
-#   eval        Table 1 (Syn test, Real test; paired tests against each frozen encoder) and
+#               MiniLM and e5-small-v2 two towers (DRAGON-style) -> $OUT/ft-<model>-<towers>/, and
+#               e5's mixed per tower with its base (rated model interpolate) -> $OUT/wise-e5-small-v2-dual/
+#   eval        Table 1 (Syn test, Real test; paired tests against each frozen encoder, e5 included) and
 #               Table 2 (Real test, frozen vs fine-tuned MiniLM) -> $OUT/table{1,2}-*/
 #
 # Every stage resumes: build-bench journals every finished request and skips it on a rerun; the
@@ -163,6 +164,15 @@ stage_finetune() {
     nice -n "$nice_n" "$rated" finetune --model "$assets/models/$model" --bench "$syn" --out "$dir" --towers "$towers" \
       --batch 8 --max-len 64 --lr 2e-5 --warmup "$warmup" --epochs 1 --val-every 50 --checkpoint-every 50 --seed 1
   done
+  # e5-small-v2 as two towers with the release's hard negatives (the run of docs/RESULTS.md,
+  # warm-up 89 as it ran), then mixed per tower with its base at the shares chosen on Real dev
+  # (query 0.5, doc 0.1: docs/RESULTS.md, "Mixing the fine-tune with its base").
+  gunzip -c "$syn/negatives.jsonl.gz" >"$out/syn-negatives.jsonl"
+  nice -n "$nice_n" "$rated" finetune --model "$assets/models/e5-small-v2" --bench "$syn" --negatives "$out/syn-negatives.jsonl" \
+    --out "$out/ft-e5-small-v2-dual" --towers dual --train-split train --val-split - --max-len 64 --lr 2e-5 \
+    --warmup 89 --batch 8 --epochs 1 --checkpoint-every 20 --seed 1
+  "$rated" model interpolate --base "$assets/models/e5-small-v2" --tuned "$out/ft-e5-small-v2-dual" \
+    --alpha-query 0.5 --alpha-doc 0.1 --out "$out/wise-e5-small-v2-dual"
 }
 
 stage_eval() {
@@ -170,9 +180,10 @@ stage_eval() {
   # frozen encoder), and Table 2 on Real test with the frozen and the fine-tuned MiniLM.
   local rs=bm25,dense:all-minilm-l6-v2,dense:$out/ft-all-minilm-l6-v2-shared,dense:$out/ft-all-minilm-l6-v2-dual
   rs=$rs,dense:bge-small-en-v1.5,dense:$out/ft-bge-small-en-v1.5-shared
+  rs=$rs,dense:e5-small-v2,dense:$out/ft-e5-small-v2-dual,dense:$out/wise-e5-small-v2-dual
   local part base
   for part in syn real; do
-    for base in all-minilm-l6-v2 bge-small-en-v1.5; do
+    for base in all-minilm-l6-v2 bge-small-en-v1.5 e5-small-v2; do
       nice -n "$nice_n" "$rated" eval offline --bench "$release/$part" --split test --retrievers "$rs" \
         --baseline "dense:$base" --out "$out/table1-$part-vs-$base"
     done
