@@ -181,13 +181,8 @@ tuned ones. Choose A on a dev split (rated eval offline --split dev), never on t
 			if changed("alpha-doc") {
 				shares.Doc = alphaDoc
 			}
-			for _, a := range []struct {
-				flag string
-				v    float64
-			}{{"--alpha-query", shares.Query}, {"--alpha-doc", shares.Doc}} {
-				if math.IsNaN(a.v) || a.v < 0 || a.v > 1 {
-					return fmt.Errorf("%s %v is not in [0, 1]", a.flag, a.v)
-				}
+			if err := shares.Validate(); err != nil {
+				return fmt.Errorf("--alpha, --alpha-query, --alpha-doc: %w", err)
 			}
 			// The set replaces --out as a whole: an input inside it (or --out inside an input)
 			// would be lost or read half-replaced.

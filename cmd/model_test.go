@@ -94,8 +94,8 @@ func TestModelInterpolateCmd(t *testing.T) {
 		{[]string{"--base", "b", "--tuned", "t", "--alpha", "0.3"}, "--out is required"},
 		{[]string{"--base", "b", "--tuned", "t", "--out", "o"}, "--alpha is required"},
 		{[]string{"--base", "b", "--tuned", "t", "--out", "o", "--alpha-query", "0.4"}, "--alpha is required"},
-		{[]string{"--base", "b", "--tuned", "t", "--out", "o", "--alpha", "NaN"}, "--alpha-query NaN is not in [0, 1]"},
-		{[]string{"--base", "b", "--tuned", "t", "--out", "o", "--alpha", "0.3", "--alpha-doc", "2"}, "--alpha-doc 2 is not in [0, 1]"},
+		{[]string{"--base", "b", "--tuned", "t", "--out", "o", "--alpha", "NaN"}, "query tower's share NaN is not in [0, 1]"},
+		{[]string{"--base", "b", "--tuned", "t", "--out", "o", "--alpha", "0.3", "--alpha-doc", "2"}, "doc tower's share 2 is not in [0, 1]"},
 	}
 	for _, c := range cases {
 		if _, err := run(c.args...); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -137,6 +137,19 @@ type Shares struct {
 	Query, Doc float64
 }
 
+// Validate reports a share outside [0, 1] (NaN included), naming its tower.
+func (a Shares) Validate() error {
+	for _, t := range []struct {
+		tower string
+		v     float64
+	}{{"query", a.Query}, {"doc", a.Doc}} {
+		if math.IsNaN(t.v) || t.v < 0 || t.v > 1 {
+			return fmt.Errorf("the %s tower's share %v is not in [0, 1]", t.tower, t.v)
+		}
+	}
+	return nil
+}
+
 // InterpolateModel writes outDir, a model folder whose every float weight is (1−a)·base + a·tuned
 // with a = alpha.Query in the query tower and alpha.Doc in the document tower: weight-space
 // ensembling of a fine-tuned encoder with the one it started from (WiSE-FT, Wortsman et al.,
@@ -148,13 +161,8 @@ type Shares struct {
 // the base, as they are. The graph, tokenizer and pooling are the tuned folder's, which are the
 // base's.
 func InterpolateModel(baseDir, tunedDir, outDir, name string, alpha Shares) error {
-	for _, a := range []struct {
-		tower string
-		v     float64
-	}{{"query", alpha.Query}, {"doc", alpha.Doc}} {
-		if math.IsNaN(a.v) || a.v < 0 || a.v > 1 {
-			return fmt.Errorf("interpolate: %s tower's share %v is not in [0, 1]", a.tower, a.v)
-		}
+	if err := alpha.Validate(); err != nil {
+		return fmt.Errorf("interpolate: %w", err)
 	}
 	baseCfg, err := encode.LoadConfig(baseDir)
 	if err != nil {

@@ -157,7 +157,7 @@ func TestInterpolateModel(t *testing.T) {
 	if changed == 0 || len(mid) != len(b0) {
 		t.Errorf("%d initializers (base %d), %d values differing between base and tune", len(mid), len(b0), changed)
 	}
-	if err := InterpolateModel(base, tuned, half, "half", Shares{0.5, 1.5}); err == nil || !strings.Contains(err.Error(), "doc tower's share 1.5 is not in [0, 1]") {
+	if err := InterpolateModel(base, tuned, half, "half", Shares{0.5, 1.5}); err == nil || !strings.Contains(err.Error(), "the doc tower's share 1.5 is not in [0, 1]") {
 		t.Errorf("alpha 1.5: error %v", err)
 	}
 	if err := InterpolateModel(testassets.Model(t, "bge-small-en-v1.5"), tuned, filepath.Join(dir, "x"), "x", Shares{0.5, 0.5}); err == nil || !strings.Contains(err.Error(), "is not a fine-tune of") {
