@@ -215,6 +215,16 @@ func InterpolateModel(baseDir, tunedDir, outDir, name string, alpha Shares) erro
 		if err != nil {
 			return fmt.Errorf("interpolate: %s is not a fine-tune of %s: %w", path, filepath.Join(baseDir, baseCfg.Model), err)
 		}
+		// A share of 0 or 1 copies the base's or the fine-tune's file byte for byte: the same
+		// weights, and the same sha256, so embedding caches and indexes keyed by it still hold.
+		switch t.share {
+		case 0:
+			towers = append(towers, towerFile{name: t.out, data: src})
+			continue
+		case 1:
+			towers = append(towers, towerFile{name: t.out, data: data})
+			continue
+		}
 		out, done, err := replaceInitializers(src, mixed)
 		if err != nil {
 			return fmt.Errorf("interpolate %s: %w", t.out, err)

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,6 +186,11 @@ func TestInterpolateModel(t *testing.T) {
 	}
 	if !same(q, embed(tuned)) || !same(d, embed(base)) {
 		t.Error("query share 1, doc share 0: the towers do not embed as the fine-tune and the base")
+	}
+	// Shares 0 and 1 copy the files themselves, so anything keyed by their sha256 still matches.
+	if !bytes.Equal(mustRead(t, filepath.Join(split, "doc_model.onnx")), mustRead(t, filepath.Join(base, "model.onnx"))) ||
+		!bytes.Equal(mustRead(t, filepath.Join(split, "query_model.onnx")), mustRead(t, filepath.Join(tuned, "model.onnx"))) {
+		t.Error("shares 0 and 1 did not copy the base's and the fine-tune's files")
 	}
 }
 
