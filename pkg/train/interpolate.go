@@ -97,30 +97,44 @@ func readFloatTensor(tensor []byte) (name string, values []float32, err error) {
 	return name, floats, nil
 }
 
-// interpolateInitializers returns, for every float initializer of tuned, (1−alpha)·base +
-// alpha·tuned. Both must hold the same float initializers with the same sizes: a tuned model
-// that was not trained from base is refused, naming the first initializer that differs.
-func interpolateInitializers(base, tuned map[string][]float32, alpha float64) (map[string][]float32, error) {
-	names := make([]string, 0, len(tuned))
-	for n := range tuned {
+// checkFineTune refuses a tuned model that was not trained from base: both must hold the same
+// float initializers with the same sizes. It names the first initializer that differs.
+func checkFineTune(base, tuned map[string][]float32) error {
+	for _, n := range sortedNames(base) {
+		if _, ok := tuned[n]; !ok {
+			return fmt.Errorf("initializer %s is in the base model only", n)
+		}
+	}
+	for _, n := range sortedNames(tuned) {
+		b, ok := base[n]
+		switch {
+		case !ok:
+			return fmt.Errorf("initializer %s is in the tuned model only", n)
+		case len(b) != len(tuned[n]):
+			return fmt.Errorf("initializer %s: %d values in the base model, %d in the tuned one", n, len(b), len(tuned[n]))
+		}
+	}
+	return nil
+}
+
+func sortedNames(m map[string][]float32) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	for n := range base {
-		if _, ok := tuned[n]; !ok {
-			return nil, fmt.Errorf("initializer %s is in the base model only", n)
-		}
+	return names
+}
+
+// interpolateInitializers returns, for every float initializer of tuned, (1−alpha)·base +
+// alpha·tuned, after checkFineTune.
+func interpolateInitializers(base, tuned map[string][]float32, alpha float64) (map[string][]float32, error) {
+	if err := checkFineTune(base, tuned); err != nil {
+		return nil, err
 	}
 	out := make(map[string][]float32, len(tuned))
-	for _, n := range names {
-		b, ok := base[n]
-		t := tuned[n]
-		switch {
-		case !ok:
-			return nil, fmt.Errorf("initializer %s is in the tuned model only", n)
-		case len(b) != len(t):
-			return nil, fmt.Errorf("initializer %s: %d values in the base model, %d in the tuned one", n, len(b), len(t))
-		}
+	for n, t := range tuned {
+		b := base[n]
 		v := make([]float32, len(t))
 		for i := range t {
 			// In float64 so that alpha 0 and 1 give base and tuned exactly.
@@ -158,8 +172,9 @@ func (a Shares) Validate() error {
 // towers); tunedDir is `rated finetune`'s output, one shared model or two towers. Equal shares of
 // a shared fine-tune give one model.onnx; otherwise each tower is written (query_model.onnx,
 // doc_model.onnx), so a doc share of 0 keeps the base's tool embeddings, and an index built with
-// the base, as they are. The graph, tokenizer and pooling are the tuned folder's, which are the
-// base's.
+// the base, as they are. A mixed tower is the base's ONNX graph with the mixed weights (a
+// fine-tune exported by ExportModel has that same graph); tokenizer, pooling and prefixes come
+// from the tuned folder's rated.yaml.
 func InterpolateModel(baseDir, tunedDir, outDir, name string, alpha Shares) error {
 	if err := alpha.Validate(); err != nil {
 		return fmt.Errorf("interpolate: %w", err)
@@ -211,8 +226,7 @@ func InterpolateModel(baseDir, tunedDir, outDir, name string, alpha Shares) erro
 		if err != nil {
 			return fmt.Errorf("interpolate: %s: %w", path, err)
 		}
-		mixed, err := interpolateInitializers(base, tuned, t.share)
-		if err != nil {
+		if err := checkFineTune(base, tuned); err != nil {
 			return fmt.Errorf("interpolate: %s is not a fine-tune of %s: %w", path, filepath.Join(baseDir, baseCfg.Model), err)
 		}
 		// A share of 0 or 1 copies the base's or the fine-tune's file byte for byte: the same
@@ -224,6 +238,10 @@ func InterpolateModel(baseDir, tunedDir, outDir, name string, alpha Shares) erro
 		case 1:
 			towers = append(towers, towerFile{name: t.out, data: data})
 			continue
+		}
+		mixed, err := interpolateInitializers(base, tuned, t.share)
+		if err != nil {
+			return fmt.Errorf("interpolate %s: %w", t.out, err)
 		}
 		out, done, err := replaceInitializers(src, mixed)
 		if err != nil {
