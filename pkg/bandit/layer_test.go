@@ -125,6 +125,8 @@ func TestHealthConfigValidate(t *testing.T) {
 		{PriorStrength: 1, PoolRate: 2},
 		{PriorStrength: 1, HalfLife: math.Inf(1)},
 		{PriorStrength: 1, MaskBase: -1},
+		{PriorStrength: 1, CohortWindow: -1},
+		{PriorStrength: 1, CohortWindow: 10, CohortStrength: math.NaN()},
 		{PriorStrength: math.NaN()},
 	}
 	for _, c := range bad {
@@ -465,6 +467,59 @@ func TestHealthLayerSiblingCorrelationByHand(t *testing.T) {
 	l.Update(0, 50, false) // tool 0's re-probe does not renew it (observed down-time 0 → 50)
 	mu := 1.0 / (50 + 1000)
 	near(t, "fading suspicion", rhat(2, 110), 1-2.0/3*math.Exp(-mu*100))
+}
+
+// TestHealthLayerCohortsByHand: outages begun in neighbouring windows of cohort_window steps
+// are one incident; once a member recovers, the others are up with the learned ρ̂_c and their
+// own masks lifted, while ρ̂_c > 1/2 (prior: one call at 1/2).
+func TestHealthLayerCohortsByHand(t *testing.T) {
+	cfg := HealthConfig{PriorStrength: 1, PoolInit: 1, MaskBase: 500, CohortWindow: 100}
+	l := NewHealthLayer(cfg, nil)
+	est := func(tool, t int) (float64, bool) { return l.Estimate(tool, t) }
+	for tool := range 3 {
+		l.Update(tool, tool, true)
+	}
+	l.Update(0, 200, false) // one incident: outages begun at 200, 210, 250 (window 2)
+	l.Update(1, 210, false)
+	l.Update(2, 250, false)
+	l.Update(3, 420, false) // window 4: not a neighbour of window 2, another incident
+	// Before any recovery a down tool keeps its counts: (s + m)/(s + f + m) = 2/3, masked.
+	r, masked := est(1, 300)
+	near(t, "tool 1 before any recovery", r, 2.0/3)
+	if !masked {
+		t.Fatal("tool 1 not masked within its mask (until 711)")
+	}
+	l.Update(0, 400, true) // tool 0 recovers; ρ̂_c = (0 + 1/2)/(0 + 1) = 1/2 does not act yet
+	r, masked = est(1, 401)
+	near(t, "tool 1 with ρ̂_c = 1/2", r, 2.0/3)
+	if !masked {
+		t.Fatal("tool 1's mask lifted at ρ̂_c = 1/2")
+	}
+	l.Update(1, 402, true) // a member called after the recovery executes: ρ̂_c = 1.5/2 = 3/4
+	// Tool 2, down since 250 (before the recoveries at 400 and 402): up with probability 3/4,
+	// then as its counts without the outage's failure say, (1 + 1)/(1 + 0 + 1) = 1.
+	r, masked = est(2, 403)
+	near(t, "tool 2 after its cohort recovered", r, 0.75)
+	if masked {
+		t.Fatal("tool 2's own mask kept after its cohort recovered")
+	}
+	// Tool 3's incident saw no recovery: counts (0 + 1)/(0 + 1 + 1), masked.
+	r, masked = est(3, 403)
+	near(t, "tool 3, another incident", r, 0.5)
+	if !masked {
+		t.Fatal("tool 3 unmasked by another incident's recovery")
+	}
+	l.Update(2, 404, false) // the member was still down: ρ̂_c = 1.5/3 = 1/2, and tool 2's
+	// last failure is now after every recovery of its cohort
+	near(t, "ρ̂_c", l.cohortCorrelation(), 0.5)
+	r, _ = est(2, 405)
+	near(t, "tool 2 failed after its cohort's recovery", r, 2.0/(1+2+1))
+	// Tool 3 recovers at 430 (window 4); tool 1's second outage begins at 440, after that
+	// recovery, so its own recovery at 460 is no evidence about a cohort's.
+	l.Update(3, 430, true)
+	l.Update(1, 440, false)
+	l.Update(1, 460, true)
+	near(t, "ρ̂_c after a recovery that was not a cohort call", l.cohortCorrelation(), 0.5)
 }
 
 // TestFactoredTaskReliabilityByHand: the layer keeps its execution-feedback settings (reset on

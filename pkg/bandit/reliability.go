@@ -78,6 +78,17 @@ type HealthConfig struct {
 	// their healthy siblings costs steps; where providers fail as a whole, ρ̂ passes 1/2 after
 	// the first few sibling calls and the provider level acts as without the gate.
 	ProviderLearned bool `yaml:"provider_learned,omitempty" json:"provider_learned,omitempty"`
+	// CohortWindow W (steps) turns on incident cohorts: outages that began within about W steps
+	// of each other (the same W-step window or the next) are taken as one incident, such as a
+	// shared dependency that took unrelated tools down at once. Once a tool of the cohort is
+	// seen to recover, a member still down since before that recovery is up again with
+	// probability ρ̂_c, learned from the calls made to such members (how many executed, with
+	// cohort_strength prior calls at 1/2). While ρ̂_c > 1/2 the recovery lifts the member's
+	// mask and raises its recovery probability to ρ̂_c; a fleet whose outages end one by one
+	// learns ρ̂_c at its base rate and is left as without cohorts. 0: off.
+	CohortWindow int `yaml:"cohort_window,omitempty" json:"cohort_window,omitempty"`
+	// CohortStrength: the prior of ρ̂_c, in calls at 1/2 (0 takes 1).
+	CohortStrength float64 `yaml:"cohort_strength,omitempty" json:"cohort_strength,omitempty"`
 }
 
 // Validate checks the configuration; key locates it in error messages.
@@ -85,7 +96,7 @@ func (c HealthConfig) Validate(key string) error {
 	for name, v := range map[string]float64{"half_life": c.HalfLife, "pool_rate": c.PoolRate,
 		"pool_evidence": c.PoolEvidence, "provider_strength": c.ProviderStrength,
 		"recovery_prior": c.RecoveryPrior, "recovery_strength": c.RecoveryStrength,
-		"sibling_strength": c.SiblingStrength} {
+		"sibling_strength": c.SiblingStrength, "cohort_strength": c.CohortStrength} {
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("%s.%s = %v: must be a finite number >= 0", key, name, v)
 		}
@@ -97,8 +108,8 @@ func (c HealthConfig) Validate(key string) error {
 		return fmt.Errorf("%s.pool_rate = %v: must be in [0, 1]", key, c.PoolRate)
 	case !(c.PoolInit >= 0 && c.PoolInit <= 1):
 		return fmt.Errorf("%s.pool_init = %v: must be in [0, 1]", key, c.PoolInit)
-	case c.MaskBase < 0 || c.MaskMax < 0 || c.ProviderMaskAfter < 0:
-		return fmt.Errorf("%s: mask_base, mask_max and provider_mask_after must be >= 0", key)
+	case c.MaskBase < 0 || c.MaskMax < 0 || c.ProviderMaskAfter < 0 || c.CohortWindow < 0:
+		return fmt.Errorf("%s: mask_base, mask_max, provider_mask_after and cohort_window must be >= 0", key)
 	case c.ProviderLearned && c.SiblingStrength == 0:
 		return fmt.Errorf("%s.provider_learned needs sibling_strength > 0 (the correlation it waits for)", key)
 	}
@@ -125,6 +136,11 @@ type HealthLayer struct {
 	recoveries, downTime float64
 	// Sibling correlation: calls of a tool while a sibling was down, and how many failed.
 	siblingCalls, siblingFails float64
+	// Incident cohorts: per window of outage starts (start / W), the last step at which an
+	// outage that began in it was seen to end; calls of members down since before such a
+	// recovery, and how many executed.
+	cohortRecovered        map[int]int
+	cohortCalls, cohortUps float64
 	// decayPerStep = 2^(−1/H), cached powers avoid a math.Pow per call for small gaps.
 	decayPerStep float64
 }
@@ -220,16 +236,29 @@ func (l *HealthLayer) Estimate(tool, t int) (float64, bool) {
 	}
 	th := &l.tools[tool]
 	masked := t < th.maskedUntil || (p >= 0 && p < len(l.provs) && t < l.provs[p].maskedUntil)
+	cohortUp := 0.0
+	if th.consecutive > 0 && l.cohortRecoveredSince(th) {
+		if rho := l.cohortCorrelation(); rho > 0.5 {
+			// The tool's own mask was its health check's guess at the outage's length; its
+			// cohort's recovery is better evidence. A provider mask still holds.
+			cohortUp, masked = rho, p >= 0 && p < len(l.provs) && t < l.provs[p].maskedUntil
+		}
+	}
 	if l.cfg.Probe && th.consecutive > 0 && !masked {
 		return prior, false // the re-probe after a mask
 	}
 	k := l.decay(th.last, t)
 	s, f := th.s*k, th.f*k
 	r := (s + m*prior) / (s + f + m)
-	if l.cfg.RecoveryPrior > 0 && th.consecutive > 0 {
-		// Down at its last call: up again with the fleet's recovery probability since then,
-		// and then as reliable as the counts say (taken without the outage's own failures).
-		up := -math.Expm1(-l.recoveryRate() * float64(t-th.lastFail))
+	if (l.cfg.RecoveryPrior > 0 || cohortUp > 0) && th.consecutive > 0 {
+		// Down at its last call: up again with the fleet's recovery probability since then
+		// (or its cohort's, once a member recovered), and then as reliable as the counts say
+		// (taken without the outage's own failures).
+		up := 0.0
+		if l.cfg.RecoveryPrior > 0 {
+			up = -math.Expm1(-l.recoveryRate() * float64(t-th.lastFail))
+		}
+		up = math.Max(up, cohortUp)
 		fb := th.fBefore * l.decay(th.outageStart, t)
 		r = up * (s + m*prior) / (s + fb + m)
 	}
@@ -263,6 +292,33 @@ func (l *HealthLayer) siblingUp(p, t int) float64 {
 // sibling_strength prior pairs at 0.
 func (l *HealthLayer) siblingCorrelation() float64 {
 	return l.siblingFails / (l.siblingCalls + l.cfg.SiblingStrength)
+}
+
+// cohortRecoveredSince reports whether an outage of th's incident cohort (begun in the same
+// window of cohort_window steps as th's current outage, or the one before or after) was seen
+// to end after th's last failure.
+func (l *HealthLayer) cohortRecoveredSince(th *toolHealth) bool {
+	w := l.cfg.CohortWindow
+	if w == 0 || l.cohortRecovered == nil {
+		return false
+	}
+	b := th.outageStart / w
+	for _, nb := range [3]int{b - 1, b, b + 1} {
+		if at, ok := l.cohortRecovered[nb]; ok && at > th.lastFail {
+			return true
+		}
+	}
+	return false
+}
+
+// cohortCorrelation is ρ̂_c: how often a tool executed when called while down since before a
+// recovery of its cohort, with cohort_strength prior calls at 1/2.
+func (l *HealthLayer) cohortCorrelation() float64 {
+	k := l.cfg.CohortStrength
+	if k == 0 {
+		k = 1
+	}
+	return (l.cohortUps + k/2) / (l.cohortCalls + k)
 }
 
 // providerActs says whether the provider level pools and masks: always, unless
@@ -299,6 +355,18 @@ func (l *HealthLayer) Update(tool, t int, executed bool) {
 		th.observed = t
 		if executed {
 			l.recoveries++
+		}
+		if l.cohortRecoveredSince(th) { // evidence on whether a cohort's recovery is its members'
+			l.cohortCalls++
+			if executed {
+				l.cohortUps++
+			}
+		}
+		if executed && l.cfg.CohortWindow > 0 {
+			if l.cohortRecovered == nil {
+				l.cohortRecovered = map[int]int{}
+			}
+			l.cohortRecovered[th.outageStart/l.cfg.CohortWindow] = t
 		}
 	}
 	if executed {

@@ -21,8 +21,9 @@ const snapshotMagic = "RATEDPOL"
 
 // snapshotVersion is bumped whenever the layout of any policy's state changes. Version 2 added
 // the reliability layer's sibling correlation, version 3 whether a factored policy has switched
-// to its task-feedback reliability settings; older snapshots are still read (without them).
-const snapshotVersion = 3
+// to its task-feedback reliability settings, version 4 the reliability layer's incident cohorts;
+// older snapshots are still read (without them).
+const snapshotVersion = 4
 
 // ErrSnapshotMismatch is wrapped by Restore when the snapshot belongs to another kind of policy
 // (or another relevance model or reliability layer) than the one it is restored into.
@@ -418,6 +419,18 @@ func writeHealth(w *binenc.Writer, l *HealthLayer) {
 	}
 	w.Float64(l.siblingCalls)
 	w.Float64(l.siblingFails)
+	windows := make([]int, 0, len(l.cohortRecovered))
+	for b := range l.cohortRecovered {
+		windows = append(windows, b)
+	}
+	sort.Ints(windows)
+	w.Uvarint(uint64(len(windows)))
+	for _, b := range windows {
+		w.Int(b)
+		w.Int(l.cohortRecovered[b])
+	}
+	w.Float64(l.cohortCalls)
+	w.Float64(l.cohortUps)
 }
 
 func readHealth(r *binenc.Reader, l *HealthLayer, version uint64) {
@@ -455,6 +468,21 @@ func readHealth(r *binenc.Reader, l *HealthLayer, version uint64) {
 		l.siblingCalls, l.siblingFails = r.Float64(), r.Float64()
 		if r.Err() == nil && (bad(l.siblingCalls) || bad(l.siblingFails) || l.siblingFails > l.siblingCalls) {
 			r.Fail(fmt.Errorf("reliability layer: sibling counts (%v of %v)", l.siblingFails, l.siblingCalls))
+		}
+	}
+	if version >= 4 {
+		n := r.Len(2)
+		l.cohortRecovered = nil
+		if n > 0 {
+			l.cohortRecovered = make(map[int]int, n)
+		}
+		for range n {
+			b := r.Int()
+			l.cohortRecovered[b] = r.Int()
+		}
+		l.cohortCalls, l.cohortUps = r.Float64(), r.Float64()
+		if r.Err() == nil && (bad(l.cohortCalls) || bad(l.cohortUps) || l.cohortUps > l.cohortCalls) {
+			r.Fail(fmt.Errorf("reliability layer: cohort counts (%v of %v)", l.cohortUps, l.cohortCalls))
 		}
 	}
 	if r.Err() == nil {
