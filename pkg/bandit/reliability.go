@@ -79,13 +79,14 @@ type HealthConfig struct {
 	// the first few sibling calls and the provider level acts as without the gate.
 	ProviderLearned bool `yaml:"provider_learned,omitempty" json:"provider_learned,omitempty"`
 	// CohortWindow W (steps) turns on incident cohorts: outages that began within about W steps
-	// of each other (the same W-step window or the next) are taken as one incident, such as a
-	// shared dependency that took unrelated tools down at once. Once a tool of the cohort is
-	// seen to recover, a member still down since before that recovery is up again with
-	// probability ρ̂_c, learned from the calls made to such members (how many executed, with
-	// cohort_strength prior calls at 1/2). While ρ̂_c > 1/2 the recovery lifts the member's
-	// mask and raises its recovery probability to ρ̂_c; a fleet whose outages end one by one
-	// learns ρ̂_c at its base rate and is left as without cohorts. 0: off.
+	// of each other (the same W-step window of outage starts or a neighbouring one) are taken as
+	// one incident, such as a shared dependency that took unrelated tools down at once. Once a
+	// tool of the cohort is seen to recover, a member still down since before that recovery is
+	// up again with probability ρ̂_c, learned from the calls made to such members (how many
+	// executed, with cohort_strength prior calls at 1/2). While ρ̂_c > 1/2 the recovery lifts
+	// the member's own mask and raises its recovery probability to ρ̂_c; a fleet whose outages
+	// end one by one learns ρ̂_c at its base rate and is left as without cohorts. Windows are
+	// counted from step 0, so keep W when a layer is reconfigured. 0: off.
 	CohortWindow int `yaml:"cohort_window,omitempty" json:"cohort_window,omitempty"`
 	// CohortStrength: the prior of ρ̂_c, in calls at 1/2 (0 takes 1).
 	CohortStrength float64 `yaml:"cohort_strength,omitempty" json:"cohort_strength,omitempty"`
