@@ -233,16 +233,16 @@ func (l *HealthLayer) Estimate(tool, t int) (float64, bool) {
 	prior := l.providerRate(p, t)
 	m := l.cfg.PriorStrength
 	if tool >= len(l.tools) {
-		return prior * l.siblingUp(p, t), p >= 0 && p < len(l.provs) && t < l.provs[p].maskedUntil
+		return prior * l.siblingUp(p, t), l.providerMasked(p, t)
 	}
 	th := &l.tools[tool]
-	masked := t < th.maskedUntil || (p >= 0 && p < len(l.provs) && t < l.provs[p].maskedUntil)
+	masked := t < th.maskedUntil || l.providerMasked(p, t)
 	cohortUp := 0.0
 	if th.consecutive > 0 && l.cohortRecoveredSince(th) {
 		if rho := l.cohortCorrelation(); rho > 0.5 {
 			// The tool's own mask was its health check's guess at the outage's length; its
 			// cohort's recovery is better evidence. A provider mask still holds.
-			cohortUp, masked = rho, p >= 0 && p < len(l.provs) && t < l.provs[p].maskedUntil
+			cohortUp, masked = rho, l.providerMasked(p, t)
 		}
 	}
 	if l.cfg.Probe && th.consecutive > 0 && !masked {
@@ -267,6 +267,11 @@ func (l *HealthLayer) Estimate(tool, t int) (float64, bool) {
 		r *= l.siblingUp(p, t)
 	}
 	return r, masked
+}
+
+// providerMasked reports whether provider p (−1: none) is masked at step t.
+func (l *HealthLayer) providerMasked(p, t int) bool {
+	return p >= 0 && p < len(l.provs) && t < l.provs[p].maskedUntil
 }
 
 // siblingUp is the probability that provider p is not down as a whole at step t: 1 − ρ̂·(still

@@ -157,15 +157,32 @@ func referenceInfoNCE(q, d [][]float32, tau float64) float64 {
 	return total / float64(len(q))
 }
 
-// embedDocs embeds texts with the document tower of the model folder on device.
-func embedDocs(t *testing.T, ert *encode.Runtime, modelDir, device string, texts []string) [][]float32 {
+// openModel opens a model folder with pkg/encode on device ("" for the CPU), one thread, closed
+// when the test ends.
+func openModel(t *testing.T, ert *encode.Runtime, modelDir, device string) *encode.Model {
 	t.Helper()
 	m, err := encode.Open(modelDir, encode.Options{Runtime: ert, Threads: 1, Device: device, LoadTokenizer: LoadEncodeTokenizer})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
-	v, err := m.EncodeDocs(texts)
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// embedDocs embeds texts with the document tower of the model folder on device.
+func embedDocs(t *testing.T, ert *encode.Runtime, modelDir, device string, texts []string) [][]float32 {
+	t.Helper()
+	v, err := openModel(t, ert, modelDir, device).EncodeDocs(texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// embedQueries embeds texts with the query tower of the model folder on device.
+func embedQueries(t *testing.T, ert *encode.Runtime, modelDir, device string, texts []string) [][]float32 {
+	t.Helper()
+	v, err := openModel(t, ert, modelDir, device).EncodeQueries(texts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,11 +193,7 @@ func embedDocs(t *testing.T, ert *encode.Runtime, modelDir, device string, texts
 // InfoNCE over them (documents: positives, then each query's negatives in order).
 func encodeLoss(t *testing.T, ert *encode.Runtime, modelDir string, examples []Example, negatives int, tau float64) float64 {
 	t.Helper()
-	m, err := encode.Open(modelDir, encode.Options{Runtime: ert, Threads: 1, LoadTokenizer: LoadEncodeTokenizer})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := openModel(t, ert, modelDir, "")
 	var queries, docs, negs []string
 	for _, ex := range examples {
 		queries = append(queries, ex.Query)

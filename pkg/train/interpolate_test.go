@@ -171,19 +171,7 @@ func TestInterpolateModel(t *testing.T) {
 	if err := InterpolateModel(base, tuned, split, "split", Shares{Query: 1, Doc: 0}); err != nil {
 		t.Fatal(err)
 	}
-	m, err := encode.Open(split, encode.Options{Runtime: ert, Threads: 1, LoadTokenizer: LoadEncodeTokenizer})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	q, err := m.EncodeQueries(texts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := m.EncodeDocs(texts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	q, d := embedQueries(t, ert, split, encode.DeviceCPU, texts), embedDocs(t, ert, split, encode.DeviceCPU, texts)
 	if !same(q, embed(tuned)) || !same(d, embed(base)) {
 		t.Error("query share 1, doc share 0: the towers do not embed as the fine-tune and the base")
 	}
