@@ -9,6 +9,8 @@ import "golang.org/x/sys/cpu"
 var (
 	useAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 	useAVX512 = useAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
+	// HammingBlocks' kernel also needs the population count of AVX-512 VPOPCNTDQ.
+	usePopcnt512 = useAVX512 && cpu.X86.HasAVX512VPOPCNTDQ
 )
 
 // Dot2 returns (a·x, b·y) for four slices of equal length n, in one pass over memory. RATED's

@@ -208,6 +208,67 @@ func TestKernelRelevanceByHand(t *testing.T) {
 	near(t, "after a failure on y", out[0], (0.3+2*w+0)/(1+2*w+1))
 }
 
+// TestKernelRelevanceSketchByHand: on sign sketches the kernel reads a Hamming distance h over d
+// coordinates as the cosine cos(π·h/d). First TestKernelRelevanceByHand's steps at d = 4; then
+// contexts of d = 70 (a whole word and a partial one), where prototype k has its first k
+// coordinates negative, so it lies at h = k from the query with none, and nine of them fill a
+// block of eight and start a second.
+func TestKernelRelevanceSketchByHand(t *testing.T) {
+	const d, bw = 4, 0.5
+	m := NewKernelRelevance(KernelConfig{Strength: 1, Bandwidth: bw, Merge: 0.98, Sketch: KernelSketchSign})
+	x := []float64{0.5, 0.5, 0.5, 0.5}
+	y := []float64{0.5, -0.5, 0.5, 0.5} // one sign apart: read as cos(π/4), though its cosine is 0.5
+	s := &Step{Context: x, Candidates: []Candidate{{Tool: 0, Relevance: 0.3}, {Tool: 1, Relevance: 0.6}}}
+	out := make([]float64, 2)
+	m.Scores(s, out)
+	near(t, "prior only", out[0], 0.3)
+	m.Learn(s, 0, true)
+	m.Learn(s, 0, true) // h = 0: merged
+	m.Scores(s, out)
+	near(t, "two successes on the same query", out[0], (0.3+2)/(1+2))
+	near(t, "a tool without evidence", out[1], 0.6)
+	sy := &Step{Context: y, Candidates: s.Candidates}
+	m.Scores(sy, out)
+	w := math.Exp((math.Cos(math.Pi/d) - 1) / bw)
+	near(t, "a query one sign away", out[0], (0.3+2*w)/(1+2*w))
+	m.Learn(sy, 0, false) // cos(π/4) < 0.98: a new prototype
+	if len(m.tools[0]) != 2 {
+		t.Fatalf("%d prototypes, want 2", len(m.tools[0]))
+	}
+	m.Scores(sy, out)
+	near(t, "after a failure on y", out[0], (0.3+2*w)/(1+2*w+1))
+
+	const d2 = 70
+	m = NewKernelRelevance(KernelConfig{Strength: 1, Bandwidth: bw, Merge: 0.999, Sketch: KernelSketchSign})
+	ctx := func(neg int) []float64 {
+		c := make([]float64, d2)
+		for i := range c {
+			c[i] = 1 / math.Sqrt(d2)
+			if i < neg {
+				c[i] = -c[i]
+			}
+		}
+		c[66] = -c[66] // a sign in the partial word, shared by every context
+		return c
+	}
+	cands := []Candidate{{Tool: 3, Relevance: 0.2}}
+	wantN, wantS := 0.0, 0.0
+	for k := 1; k <= 9; k++ { // cos(π/70) = 0.99899 < 0.999: nine prototypes
+		m.Learn(&Step{Context: ctx(k), Candidates: cands}, 0, k%3 == 0)
+		wk := math.Exp((math.Cos(math.Pi*float64(k)/d2) - 1) / bw)
+		wantN += wk
+		if k%3 == 0 {
+			wantS += wk
+		}
+	}
+	if len(m.tools[3]) != 9 {
+		t.Fatalf("%d prototypes, want 9", len(m.tools[3]))
+	}
+	out = out[:1]
+	m.Scores(&Step{Context: ctx(0), Candidates: cands}, out)
+	near(t, "nine prototypes over two blocks", out[0], (0.2+wantS)/(1+wantN))
+}
+
 func TestGrowKeepsState(t *testing.T) {
 	s := []int{1, 2}
 	s = grow(s, 5)
@@ -360,6 +421,12 @@ func BenchmarkRecommendedPrototypes(b *testing.B) {
 		s.Relevance = &rel
 		b.Run("P="+itoa(p), func(b *testing.B) { benchmarkFactoredStep(b, s, 768, p, true) })
 	}
+	// The shipped cap on sign sketches (configs/sketch.yaml): one bit per coordinate.
+	sketched := spec
+	rel := *spec.Relevance
+	rel.Sketch = KernelSketchSign
+	sketched.Relevance = &rel
+	b.Run("P=64-sign-sketch", func(b *testing.B) { benchmarkFactoredStep(b, sketched, 768, 64, true) })
 }
 
 // BenchmarkKernelEvidenceFloor times the least an exact evaluation of the kernel over K = 10

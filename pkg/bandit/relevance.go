@@ -3,6 +3,7 @@ package bandit
 import (
 	"math"
 
+	"github.com/rated-dev/rated/internal/vecmath"
 	"gonum.org/v1/gonum/floats"
 )
 
@@ -88,6 +89,17 @@ func clamp01(v float64) float64 { return math.Max(0, math.Min(1, v)) }
 type KernelRelevance struct {
 	cfg   KernelConfig
 	tools [][]prototype
+	// Sign sketches (Sketch "sign"): per tool, the sketches of its prototypes (words uint64s
+	// each, in vecmath.HammingBlocks' blocks of eight), and the cosine and kernel weight by
+	// Hamming distance for contexts of dimension dim.
+	signs  [][]uint64
+	words  int
+	dim    int
+	weight []float64
+	cosine []float64
+	query  []uint64
+	dist   []uint64 // scratch: Hamming distances of one tool's prototypes
+	sketch []uint64 // scratch: one prototype's sketch // the sketch of the context being scored
 }
 
 // KernelConfig configures KernelRelevance.
@@ -102,6 +114,11 @@ type KernelConfig struct {
 	MaxPrototypes int
 	// Alpha is the exploration coefficient.
 	Alpha float64
+	// Sketch "sign" evaluates the kernel on one bit per coordinate (the sign of the context and
+	// of each prototype) instead of the float dot product: cosine is read from the Hamming
+	// distance h as cos(π·h/d), as for random-hyperplane sketches. It reads 1/64 of the memory
+	// per term; a context seen before still weighs 1. "" evaluates the exact kernel.
+	Sketch string
 }
 
 type prototype struct {
@@ -119,6 +136,9 @@ func NewKernelRelevance(cfg KernelConfig) *KernelRelevance {
 
 // Scores implements RelevanceModel.
 func (m *KernelRelevance) Scores(s *Step, out []float64) {
+	if m.cfg.Sketch != "" {
+		m.sketchQuery(s.Context)
+	}
 	for i, c := range s.Candidates {
 		n, sum := m.evidence(c.Tool, s.Context)
 		k := m.cfg.Strength
@@ -130,6 +150,18 @@ func (m *KernelRelevance) Scores(s *Step, out []float64) {
 func (m *KernelRelevance) evidence(tool int, x []float64) (n, s float64) {
 	if tool >= len(m.tools) {
 		return 0, 0
+	}
+	if m.cfg.Sketch != "" {
+		if len(m.tools[tool]) == 0 {
+			return 0, 0
+		}
+		dist := m.distances(tool)
+		for k, p := range m.tools[tool] {
+			wk := m.weight[dist[k]]
+			n += wk * p.n
+			s += wk * p.s
+		}
+		return n, s
 	}
 	for _, p := range m.tools[tool] {
 		w := math.Exp((dot(x, p.c) - 1) / m.cfg.Bandwidth)
@@ -149,9 +181,19 @@ func (m *KernelRelevance) Learn(s *Step, pos int, relevant bool) {
 	}
 	protos := m.tools[tool]
 	best, bestSim := -1, math.Inf(-1)
-	for i, p := range protos {
-		if v := dot(s.Context, p.c); v > bestSim {
-			best, bestSim = i, v
+	if m.cfg.Sketch != "" {
+		m.sketchQuery(s.Context)
+		m.signs = grow(m.signs, tool)
+		for i, h := range m.distances(tool)[:len(protos)] {
+			if v := m.cosine[h]; v > bestSim {
+				best, bestSim = i, v
+			}
+		}
+	} else {
+		for i, p := range protos {
+			if v := dot(s.Context, p.c); v > bestSim {
+				best, bestSim = i, v
+			}
 		}
 	}
 	if best >= 0 && (bestSim >= m.cfg.Merge || len(protos) >= m.cfg.MaxPrototypes) {
@@ -159,16 +201,77 @@ func (m *KernelRelevance) Learn(s *Step, pos int, relevant bool) {
 		mergeInto(p.c, s.Context, p.n, 1)
 		p.n++
 		p.s += y
+		if m.cfg.Sketch != "" {
+			m.setSketch(tool, best, p.c)
+		}
 		return
 	}
 	m.tools[tool] = append(protos, prototype{c: append([]float64(nil), s.Context...), n: 1, s: y})
+	if m.cfg.Sketch != "" {
+		m.setSketch(tool, len(protos), s.Context)
+	}
+}
+
+// distances returns the Hamming distance from m.query to each prototype sketch of tool (and
+// zeros for the unused slots of its last block).
+func (m *KernelRelevance) distances(tool int) []uint64 {
+	nb := (len(m.tools[tool]) + vecmath.HammingBlockSize - 1) / vecmath.HammingBlockSize
+	if need := nb * vecmath.HammingBlockSize; len(m.dist) < need {
+		m.dist = make([]uint64, need)
+	}
+	vecmath.HammingBlocks(m.query, m.signs[tool], nb, m.dist)
+	return m.dist
+}
+
+// setSketch stores the sign sketch of c as prototype k of tool, in the word-interleaved blocks
+// of eight that vecmath.HammingBlocks reads (a new block when k starts one).
+func (m *KernelRelevance) setSketch(tool, k int, c []float64) {
+	const bs = vecmath.HammingBlockSize
+	block, lane := k/bs, k%bs
+	if need := (block + 1) * m.words * bs; len(m.signs[tool]) < need {
+		m.signs[tool] = append(m.signs[tool], make([]uint64, need-len(m.signs[tool]))...)
+	}
+	vecmath.SignBits(c, m.sketch)
+	for j, word := range m.sketch {
+		m.signs[tool][(block*m.words+j)*bs+lane] = word
+	}
+}
+
+// sketchQuery sets m.query to the sign sketch of x, (re)building the weight tables when x's
+// dimension is new.
+func (m *KernelRelevance) sketchQuery(x []float64) {
+	if len(x) != m.dim {
+		m.setDim(len(x))
+	}
+	vecmath.SignBits(x, m.query)
+}
+
+// setDim sizes the sketches for contexts of dimension d and tabulates, for every Hamming
+// distance h, the cosine cos(π·h/d) it stands for and the kernel weight exp((cos − 1)/h_bw).
+// Existing prototypes are sketched again.
+func (m *KernelRelevance) setDim(d int) {
+	m.dim, m.words = d, (d+63)/64
+	m.query = make([]uint64, m.words)
+	m.sketch = make([]uint64, m.words)
+	m.cosine = make([]float64, d+1)
+	m.weight = make([]float64, d+1)
+	for h := range m.cosine {
+		m.cosine[h] = math.Cos(math.Pi * float64(h) / float64(max(d, 1)))
+		m.weight[h] = math.Exp((m.cosine[h] - 1) / m.cfg.Bandwidth)
+	}
+	m.signs = make([][]uint64, len(m.tools))
+	for t, protos := range m.tools {
+		for k, p := range protos {
+			m.setSketch(t, k, p.c)
+		}
+	}
 }
 
 // mergeInto moves the unit vector c (weight wc) towards x (weight wx) and renormalises it.
 func mergeInto(c, x []float64, wc, wx float64) {
 	norm := 0.0
-	for i := range c {
-		c[i] = (wc*c[i] + wx*x[i]) / (wc + wx)
+	for i := range c { // the weighted sum, not the mean: the renormalisation divides anyway
+		c[i] = wc*c[i] + wx*x[i]
 		norm += c[i] * c[i]
 	}
 	if norm > 0 {

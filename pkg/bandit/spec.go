@@ -76,7 +76,7 @@ type Spec struct {
 type RelevanceSpec struct {
 	// Model: "calibrated" (frozen, P(relevant | retrieval features) from the dev-split
 	// calibration), "semantic" (frozen, S_sem), "residual" (ResidualLinUCB over the calibrated
-	// estimate) or "rated" (the paper's discounted LinUCB with its prior).
+	// estimate), "rated" (the paper's discounted LinUCB with its prior) or "kernel" (KernelRelevance).
 	Model        string  `yaml:"model" json:"model"`
 	Alpha        float64 `yaml:"alpha,omitempty" json:"alpha,omitempty"`
 	Gamma        float64 `yaml:"gamma,omitempty" json:"gamma,omitempty"`
@@ -87,7 +87,12 @@ type RelevanceSpec struct {
 	Bandwidth     float64 `yaml:"bandwidth,omitempty" json:"bandwidth,omitempty"`
 	Merge         float64 `yaml:"merge,omitempty" json:"merge,omitempty"`
 	MaxPrototypes int     `yaml:"max_prototypes,omitempty" json:"max_prototypes,omitempty"`
+	// Sketch "sign" evaluates the kernel on sign sketches (KernelConfig.Sketch); "" exactly.
+	Sketch string `yaml:"sketch,omitempty" json:"sketch,omitempty"`
 }
+
+// KernelSketchSign is RelevanceSpec.Sketch's one value: the kernel on sign sketches.
+const KernelSketchSign = "sign"
 
 // RelevanceModels lists the values of RelevanceSpec.Model.
 var RelevanceModels = []string{"calibrated", "semantic", "residual", "rated", "kernel"}
@@ -227,13 +232,26 @@ func (s Spec) validateFactored(key string) error {
 	if !known {
 		return fmt.Errorf("%s.relevance.model = %q: must be one of %s", key, r.Model, strings.Join(RelevanceModels, ", "))
 	}
-	for name, v := range map[string]float64{"alpha": r.Alpha, "ridge": r.Ridge, "context_scale": r.ContextScale} {
+	for name, v := range map[string]float64{"alpha": r.Alpha, "ridge": r.Ridge, "context_scale": r.ContextScale,
+		"strength": r.Strength, "bandwidth": r.Bandwidth} {
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("%s.relevance.%s = %v: must be a finite number >= 0", key, name, v)
 		}
 	}
 	if r.Gamma < 0 || r.Gamma > 1 || math.IsNaN(r.Gamma) {
 		return fmt.Errorf("%s.relevance.gamma = %v: must be in (0, 1] (0 takes 1)", key, r.Gamma)
+	}
+	if r.Merge < 0 || r.Merge > 1 || math.IsNaN(r.Merge) {
+		return fmt.Errorf("%s.relevance.merge = %v: must be a cosine in (0, 1] (0 takes 0.98)", key, r.Merge)
+	}
+	if r.MaxPrototypes < 0 {
+		return fmt.Errorf("%s.relevance.max_prototypes = %d: must be >= 0 (0 takes 64)", key, r.MaxPrototypes)
+	}
+	if r.Sketch != "" && r.Sketch != KernelSketchSign {
+		return fmt.Errorf("%s.relevance.sketch = %q: must be %q or empty (exact kernel)", key, r.Sketch, KernelSketchSign)
+	}
+	if r.Sketch != "" && r.Model != "kernel" {
+		return fmt.Errorf("%s.relevance.sketch: only the kernel model has a sketch (model is %q)", key, r.Model)
 	}
 	if s.Reliability != nil {
 		if err := s.Reliability.Validate(key + ".reliability"); err != nil {
@@ -371,7 +389,7 @@ func newFactored(spec Spec, env Env) (Policy, error) {
 		rel = NewResidualLinUCB(cfg, env.NumTools, env.Dim)
 	case "kernel":
 		rel = NewKernelRelevance(KernelConfig{Strength: or(r.Strength, 1), Bandwidth: or(r.Bandwidth, 0.05),
-			Merge: or(r.Merge, 0.98), MaxPrototypes: r.MaxPrototypes, Alpha: r.Alpha})
+			Merge: or(r.Merge, 0.98), MaxPrototypes: r.MaxPrototypes, Alpha: r.Alpha, Sketch: r.Sketch})
 	case "rated":
 		cfg.Gamma = or(r.Gamma, 0.95)
 		cfg.ContextScale = or(r.ContextScale, math.Sqrt(cfg.Ridge*(1-cfg.Gamma)))

@@ -29,6 +29,8 @@ func stateSpecs() []Spec {
 	noLayer.Reliability = nil
 	lookAhead := fac("look-ahead", "kernel", FusionConfig{Kind: FusionExpected, AttemptCost: 0.2})
 	lookAhead.Attempts = 2
+	sketched := fac("kernel-sketch", "kernel", exp)
+	sketched.Relevance.Sketch, sketched.Relevance.Merge = KernelSketchSign, 0.9
 	epsRec := rec
 	epsRec.Name, epsRec.Explore = "rec-epsilon", &ExploreConfig{Kind: ExploreEpsilonGreedy, Epsilon: 0.2}
 	return []Spec{
@@ -54,6 +56,7 @@ func stateSpecs() []Spec {
 		fac("semantic", "semantic", lin),
 		noLayer,
 		lookAhead,
+		sketched,
 	}
 }
 

@@ -81,6 +81,11 @@ func TestProtocolsAndComparesAreValidated(t *testing.T) {
 		{"policies:\n  - {name: f, kind: factored, relevance: {model: telepathy}, fusion: {kind: expected}}\n", "policies[0].relevance.model"},
 		{"policies:\n  - {name: f, kind: factored, relevance: {model: kernel}, reliability: {prior_strength: 0}, fusion: {kind: expected}}\n", "policies[0].reliability.prior_strength"},
 		{"policies:\n  - {name: s, kind: static, fusion: {kind: expected}}\n", "kind factored only"},
+		{"policies:\n  - {name: f, kind: factored, relevance: {model: kernel, sketch: bloom}, fusion: {kind: expected}}\n", "policies[0].relevance.sketch"},
+		{"policies:\n  - {name: f, kind: factored, relevance: {model: rated, sketch: sign}, fusion: {kind: expected}}\n", "only the kernel model"},
+		{"policies:\n  - {name: f, kind: factored, relevance: {model: kernel, bandwidth: -0.1}, fusion: {kind: expected}}\n", "policies[0].relevance.bandwidth"},
+		{"policies:\n  - {name: f, kind: factored, relevance: {model: kernel, merge: 1.5}, fusion: {kind: expected}}\n", "policies[0].relevance.merge"},
+		{"policies:\n  - {name: f, kind: factored, relevance: {model: kernel, max_prototypes: -2}, fusion: {kind: expected}}\n", "policies[0].relevance.max_prototypes"},
 	}
 	for _, c := range cases {
 		_, err := LoadConfig(viper.New(), []string{writeYAML(t, c.yaml)})
