@@ -42,3 +42,21 @@ func ExampleDotBlock() {
 	// [0.600 0.000 1.000]
 	// [0.800 1.000 0.000]
 }
+
+// Sign sketches of two 4-dimensional vectors and the Hamming distance between them. By hand:
+// q = (0.5, −0.5, 0.5, 0.5) has bit 1 set (0b0010); the block's first sketch is q's own, its
+// second is that of (−1, −1, 1, −1) (0b1011), two signs away; the six unused sketches are zero,
+// one sign away.
+func ExampleHammingBlocks() {
+	q := make([]uint64, 1)
+	vecmath.SignBits([]float64{0.5, -0.5, 0.5, 0.5}, q)
+	other := make([]uint64, 1)
+	vecmath.SignBits([]float64{-1, -1, 1, -1}, other)
+	block := make([]uint64, vecmath.HammingBlockSize) // one word per sketch: word 0 of all eight
+	block[0], block[1] = q[0], other[0]
+	dist := make([]uint64, vecmath.HammingBlockSize)
+	vecmath.HammingBlocks(q, block, 1, dist)
+	fmt.Printf("q %04b, other %04b, distances %v\n", q[0], other[0], dist)
+	// Output:
+	// q 0010, other 1011, distances [0 2 1 1 1 1 1 1]
+}

@@ -155,13 +155,24 @@ func (m *KernelRelevance) evidence(tool int, x []float64) (n, s float64) {
 		if len(m.tools[tool]) == 0 {
 			return 0, 0
 		}
-		dist := m.distances(tool)
-		for k, p := range m.tools[tool] {
-			wk := m.weight[dist[k]]
-			n += wk * p.n
-			s += wk * p.s
+		protos := m.tools[tool]
+		dist := m.distances(tool)[:len(protos)]
+		// Two sums each, so that consecutive terms do not wait on one another's addition.
+		var n2, s2 float64
+		k := 0
+		for ; k+1 < len(protos); k += 2 {
+			w0, w1 := m.weight[dist[k]], m.weight[dist[k+1]]
+			n += w0 * protos[k].n
+			s += w0 * protos[k].s
+			n2 += w1 * protos[k+1].n
+			s2 += w1 * protos[k+1].s
 		}
-		return n, s
+		if k < len(protos) {
+			w := m.weight[dist[k]]
+			n += w * protos[k].n
+			s += w * protos[k].s
+		}
+		return n + n2, s + s2
 	}
 	for _, p := range m.tools[tool] {
 		w := math.Exp((dot(x, p.c) - 1) / m.cfg.Bandwidth)
@@ -269,16 +280,12 @@ func (m *KernelRelevance) setDim(d int) {
 
 // mergeInto moves the unit vector c (weight wc) towards x (weight wx) and renormalises it.
 func mergeInto(c, x []float64, wc, wx float64) {
-	norm := 0.0
-	for i := range c { // the weighted sum, not the mean: the renormalisation divides anyway
-		c[i] = wc*c[i] + wx*x[i]
-		norm += c[i] * c[i]
-	}
-	if norm > 0 {
-		inv := 1 / math.Sqrt(norm)
-		for i := range c {
-			c[i] *= inv
-		}
+	// The weighted sum, not the mean: the renormalisation divides anyway. gonum's kernels are
+	// vectorised and keep several partial sums.
+	floats.Scale(wc, c)
+	floats.AddScaled(c, wx, x)
+	if norm := floats.Dot(c, c); norm > 0 {
+		floats.Scale(1/math.Sqrt(norm), c)
 	}
 }
 
