@@ -397,10 +397,11 @@ func BenchmarkRecommendedDecision(b *testing.B) {
 	}
 }
 
-// BenchmarkRecommendedPrototypes times the same step at d = 768 with the kernel relevance model
-// capped at P prototypes per tool (configs/recommended.yaml: 64), each filled, beside
-// BenchmarkKernelEvidenceFloor: what the step costs as a function of P. "execution" is the step
-// under execution feedback only, where the kernel learns nothing and holds no prototype.
+// BenchmarkRecommendedPrototypes times the same step at d = 768 with the exact kernel relevance
+// model capped at P prototypes per tool, each filled, beside BenchmarkKernelEvidenceFloor: what
+// the exact step costs as a function of P; then the shipped step, 64 prototypes on sign sketches.
+// "execution" is the step under execution feedback only, where the kernel learns nothing and
+// holds no prototype.
 func BenchmarkRecommendedPrototypes(b *testing.B) {
 	spec, err := RecommendedSpec()
 	if err != nil {
@@ -417,16 +418,14 @@ func BenchmarkRecommendedPrototypes(b *testing.B) {
 	for _, p := range []int{1, 2, 4, 8, 16, 64} {
 		s := spec
 		rel := *spec.Relevance
-		rel.MaxPrototypes = p
+		rel.MaxPrototypes, rel.Sketch = p, ""
 		s.Relevance = &rel
 		b.Run("P="+itoa(p), func(b *testing.B) { benchmarkFactoredStep(b, s, 768, p, true) })
 	}
-	// The shipped cap on sign sketches (configs/sketch.yaml): one bit per coordinate.
-	sketched := spec
-	rel := *spec.Relevance
-	rel.Sketch = KernelSketchSign
-	sketched.Relevance = &rel
-	b.Run("P=64-sign-sketch", func(b *testing.B) { benchmarkFactoredStep(b, sketched, 768, 64, true) })
+	if spec.Relevance.Sketch != KernelSketchSign || spec.Relevance.MaxPrototypes != 64 {
+		b.Fatalf("configs/recommended.yaml no longer ships 64 prototypes on sign sketches: %+v", *spec.Relevance)
+	}
+	b.Run("P=64-sign-sketch", func(b *testing.B) { benchmarkFactoredStep(b, spec, 768, 64, true) })
 }
 
 // BenchmarkKernelEvidenceFloor times the least an exact evaluation of the kernel over K = 10
@@ -674,6 +673,9 @@ func TestRestoreVersion1Snapshot(t *testing.T) {
 	layer.SiblingStrength = 0
 	spec.Reliability = &layer
 	spec.TaskReliability = nil // that build had no task-feedback settings either
+	rel := *spec.Relevance
+	rel.Sketch = "" // and evaluated its kernel exactly
+	spec.Relevance = &rel
 	p, err := New(spec, testEnv(3))
 	if err != nil {
 		t.Fatal(err)
