@@ -9,7 +9,8 @@ const HammingBlockSize = 8
 // sketch i of block b, for the nblocks blocks of eight sketches in blocks. A block stores its
 // sketches word-interleaved: word j of sketch i of block b is blocks[(b·words + j)·8 + i], so
 // one 512-bit load holds word j of all eight and the AVX-512 kernel (VPOPCNTQ) counts a block in
-// words instructions of each kind; without AVX-512 VPOPCNTDQ plain Go counts word by word.
+// words instructions of each kind; without AVX-512 VPOPCNTDQ an AVX2 kernel counts each byte's
+// bits by nibble lookup (VPSHUFB), and without AVX2 plain Go counts word by word.
 // Panics if a slice is too short.
 func HammingBlocks(q []uint64, blocks []uint64, nblocks int, out []uint64) {
 	words := len(q)
@@ -23,8 +24,12 @@ func HammingBlocks(q []uint64, blocks []uint64, nblocks int, out []uint64) {
 		clear(out[:nblocks*HammingBlockSize])
 		return
 	}
-	if usePopcnt512 {
+	switch {
+	case usePopcnt512:
 		hammingBlocksAVX512(&q[0], words, &blocks[0], nblocks, &out[0])
+		return
+	case useAVX2:
+		hammingBlocksAVX2(&q[0], words, &blocks[0], nblocks, &out[0])
 		return
 	}
 	hammingBlocksGeneric(q, blocks, nblocks, out)

@@ -9,3 +9,8 @@ func hammingBlocksAVX512(q *uint64, words int, blocks *uint64, nblocks int, out 
 //
 //go:noescape
 func signBitsAVX2(x *float64, words int, dst *uint64)
+
+// hammingBlocksAVX2 is HammingBlocks for words ≥ 1 and nblocks ≥ 1 (AVX2).
+//
+//go:noescape
+func hammingBlocksAVX2(q *uint64, words int, blocks *uint64, nblocks int, out *uint64)

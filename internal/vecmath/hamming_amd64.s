@@ -110,3 +110,66 @@ signword:
 	JNZ  signword
 	VZEROUPPER
 	RET
+
+// Nibble population counts for VPSHUFB, in both 128-bit lanes, and the low-nibble mask.
+DATA popcntLUT<>+0(SB)/8, $0x0302020102010100
+DATA popcntLUT<>+8(SB)/8, $0x0403030203020201
+DATA popcntLUT<>+16(SB)/8, $0x0302020102010100
+DATA popcntLUT<>+24(SB)/8, $0x0403030203020201
+GLOBL popcntLUT<>(SB), RODATA|NOPTR, $32
+DATA nibbleMask<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA nibbleMask<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA nibbleMask<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA nibbleMask<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL nibbleMask<>(SB), RODATA|NOPTR, $32
+
+// func hammingBlocksAVX2(q *uint64, words int, blocks *uint64, nblocks int, out *uint64)
+// As hammingBlocksAVX512, with the population count of each byte looked up per nibble (VPSHUFB)
+// and the bytes of each lane summed by VPSADBW against zero.
+TEXT ·hammingBlocksAVX2(SB), NOSPLIT, $0-40
+	MOVQ    q+0(FP), SI
+	MOVQ    words+8(FP), CX
+	MOVQ    blocks+16(FP), DI
+	MOVQ    nblocks+24(FP), BX
+	MOVQ    out+32(FP), DX
+	VMOVDQU popcntLUT<>(SB), Y14
+	VMOVDQU nibbleMask<>(SB), Y15
+	VPXOR   Y13, Y13, Y13
+
+block2:
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	XORQ  R8, R8
+
+word2:
+	VPBROADCASTQ (SI)(R8*8), Y2
+	VPXOR        (DI), Y2, Y3
+	VPXOR        32(DI), Y2, Y4
+	VPSRLW       $4, Y3, Y5
+	VPSRLW       $4, Y4, Y6
+	VPAND        Y15, Y3, Y3
+	VPAND        Y15, Y4, Y4
+	VPAND        Y15, Y5, Y5
+	VPAND        Y15, Y6, Y6
+	VPSHUFB      Y3, Y14, Y3
+	VPSHUFB      Y4, Y14, Y4
+	VPSHUFB      Y5, Y14, Y5
+	VPSHUFB      Y6, Y14, Y6
+	VPADDB       Y3, Y5, Y3
+	VPADDB       Y4, Y6, Y4
+	VPSADBW      Y13, Y3, Y3
+	VPSADBW      Y13, Y4, Y4
+	VPADDQ       Y3, Y0, Y0
+	VPADDQ       Y4, Y1, Y1
+	ADDQ         $64, DI
+	INCQ         R8
+	CMPQ         R8, CX
+	JL           word2
+
+	VMOVDQU Y0, (DX)
+	VMOVDQU Y1, 32(DX)
+	ADDQ    $64, DX
+	DECQ    BX
+	JNZ     block2
+	VZEROUPPER
+	RET

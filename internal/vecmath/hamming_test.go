@@ -12,10 +12,10 @@ import (
 // and without the AVX-512 kernel.
 func TestHammingBlocks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, fast := range []bool{true, false} {
-		saved := usePopcnt512
-		usePopcnt512 = usePopcnt512 && fast
-		for _, words := range []int{1, 2, 6, 12, 13} {
+	for _, path := range []struct{ avx512, avx2 bool }{{true, true}, {false, true}, {false, false}} {
+		saved512, saved2 := usePopcnt512, useAVX2
+		usePopcnt512, useAVX2 = usePopcnt512 && path.avx512, useAVX2 && path.avx2
+		for _, words := range []int{1, 2, 6, 12, 13, 40} {
 			for _, nblocks := range []int{1, 2, 3} {
 				q := make([]uint64, words)
 				for j := range q {
@@ -43,7 +43,7 @@ func TestHammingBlocks(t *testing.T) {
 							}
 						}
 						if got := out[b*8+i]; got != want {
-							t.Fatalf("AVX-512 %v, %d words, block %d, sketch %d: %d, want %d", usePopcnt512, words, b, i, got, want)
+							t.Fatalf("AVX-512 %v, AVX2 %v, %d words, block %d, sketch %d: %d, want %d", usePopcnt512, useAVX2, words, b, i, got, want)
 						}
 					}
 				}
@@ -52,12 +52,12 @@ func TestHammingBlocks(t *testing.T) {
 				}
 			}
 		}
-		usePopcnt512 = saved
+		usePopcnt512, useAVX2 = saved512, saved2
 	}
 }
 
 // BenchmarkHammingBlocks: 640 sketches of 768 bits (K = 10 tools × 64 prototypes), as eighty
-// blocks, against the plain Go count of the same blocks.
+// blocks, on each path: AVX-512, AVX2, plain Go.
 func BenchmarkHammingBlocks(b *testing.B) {
 	const words, nblocks = 12, 80
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -67,11 +67,11 @@ func BenchmarkHammingBlocks(b *testing.B) {
 		blocks[i] = rng.Uint64()
 	}
 	out := make([]uint64, nblocks*8)
-	for _, fast := range []bool{true, false} {
-		b.Run(fmt.Sprintf("avx512=%v", fast && usePopcnt512), func(b *testing.B) {
-			saved := usePopcnt512
-			usePopcnt512 = usePopcnt512 && fast
-			defer func() { usePopcnt512 = saved }()
+	for _, path := range []struct{ avx512, avx2 bool }{{true, true}, {false, true}, {false, false}} {
+		b.Run(fmt.Sprintf("avx512=%v/avx2=%v", path.avx512 && usePopcnt512, path.avx2 && useAVX2), func(b *testing.B) {
+			saved512, saved2 := usePopcnt512, useAVX2
+			usePopcnt512, useAVX2 = usePopcnt512 && path.avx512, useAVX2 && path.avx2
+			defer func() { usePopcnt512, useAVX2 = saved512, saved2 }()
 			for b.Loop() {
 				HammingBlocks(q, blocks, nblocks, out)
 			}
