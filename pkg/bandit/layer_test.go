@@ -269,6 +269,32 @@ func TestKernelRelevanceSketchByHand(t *testing.T) {
 	near(t, "nine prototypes over two blocks", out[0], (0.2+wantS)/(1+wantN))
 }
 
+// TestKernelBandwidthSelectionByHand: with candidate bandwidths the kernel scores each one's
+// estimate before every learned outcome by its log-loss and uses the lowest total.
+func TestKernelBandwidthSelectionByHand(t *testing.T) {
+	m := NewKernelRelevance(KernelConfig{Strength: 1, Bandwidths: []float64{0.05, 0.5}, Merge: 0.98})
+	x := []float64{1, 0}
+	y := []float64{0.6, 0.8} // cosine 0.6 with x
+	cands := []Candidate{{Tool: 0, Relevance: 0.3}}
+	m.Learn(&Step{Context: x, Candidates: cands}, 0, true)
+	// No evidence yet: both estimates are the prior 0.3, a tie, kept by the first candidate.
+	near(t, "loss of h = 0.05", m.loss[0], -math.Log(0.3))
+	near(t, "loss of h = 0.5", m.loss[1], -math.Log(0.3))
+	if m.Bandwidth() != 0.05 {
+		t.Fatalf("bandwidth %v after a tie, want the first candidate", m.Bandwidth())
+	}
+	m.Learn(&Step{Context: y, Candidates: cands}, 0, true)
+	w0, w1 := math.Exp(-0.4/0.05), math.Exp(-0.4/0.5)
+	near(t, "loss of h = 0.05", m.loss[0], -math.Log(0.3)-math.Log((0.3+w0)/(1+w0)))
+	near(t, "loss of h = 0.5", m.loss[1], -math.Log(0.3)-math.Log((0.3+w1)/(1+w1)))
+	if m.Bandwidth() != 0.5 {
+		t.Fatalf("bandwidth %v, want 0.5: it predicted the second success better", m.Bandwidth())
+	}
+	out := make([]float64, 1)
+	m.Scores(&Step{Context: x, Candidates: cands}, out)
+	near(t, "score with the selected bandwidth", out[0], (0.3+1+w1)/(1+1+w1))
+}
+
 func TestGrowKeepsState(t *testing.T) {
 	s := []int{1, 2}
 	s = grow(s, 5)
@@ -398,8 +424,9 @@ func BenchmarkRecommendedDecision(b *testing.B) {
 }
 
 // BenchmarkRecommendedPrototypes times the same step at d = 768 with the exact kernel relevance
-// model capped at P prototypes per tool, each filled, beside BenchmarkKernelEvidenceFloor: what
-// the exact step costs as a function of P; then the shipped step, 64 prototypes on sign sketches.
+// model (one bandwidth) capped at P prototypes per tool, each filled, beside
+// BenchmarkKernelEvidenceFloor: what the exact step costs as a function of P; then the shipped
+// step, 64 prototypes on sign sketches with its candidate bandwidths.
 // "execution" is the step under execution feedback only, where the kernel learns nothing and
 // holds no prototype.
 func BenchmarkRecommendedPrototypes(b *testing.B) {
@@ -418,7 +445,7 @@ func BenchmarkRecommendedPrototypes(b *testing.B) {
 	for _, p := range []int{1, 2, 4, 8, 16, 64} {
 		s := spec
 		rel := *spec.Relevance
-		rel.MaxPrototypes, rel.Sketch = p, ""
+		rel.MaxPrototypes, rel.Sketch, rel.Bandwidth, rel.Bandwidths = p, "", 0.1, nil // one bandwidth, exact
 		s.Relevance = &rel
 		b.Run("P="+itoa(p), func(b *testing.B) { benchmarkFactoredStep(b, s, 768, p, true) })
 	}
@@ -674,7 +701,7 @@ func TestRestoreVersion1Snapshot(t *testing.T) {
 	spec.Reliability = &layer
 	spec.TaskReliability = nil // that build had no task-feedback settings either
 	rel := *spec.Relevance
-	rel.Sketch = "" // and evaluated its kernel exactly
+	rel.Sketch, rel.Bandwidth, rel.Bandwidths = "", 0.1, nil // and one bandwidth, evaluated exactly
 	spec.Relevance = &rel
 	p, err := New(spec, testEnv(3))
 	if err != nil {

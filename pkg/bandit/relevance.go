@@ -2,6 +2,7 @@ package bandit
 
 import (
 	"math"
+	"slices"
 
 	"github.com/rated-dev/rated/internal/vecmath"
 	"gonum.org/v1/gonum/floats"
@@ -89,17 +90,22 @@ func clamp01(v float64) float64 { return math.Max(0, math.Min(1, v)) }
 type KernelRelevance struct {
 	cfg   KernelConfig
 	tools [][]prototype
+	// The candidate bandwidths, each one's prequential log-loss on the outcomes learned so
+	// far, and the one in use (the lowest loss).
+	bandwidths []float64
+	loss       []float64
+	sel        int
 	// Sign sketches (Sketch "sign"): per tool, the sketches of its prototypes (words uint64s
-	// each, in vecmath.HammingBlocks' blocks of eight), and the cosine and kernel weight by
-	// Hamming distance for contexts of dimension dim.
-	signs  [][]uint64
-	words  int
-	dim    int
-	weight []float64
-	cosine []float64
-	query  []uint64
-	dist   []uint64 // scratch: Hamming distances of one tool's prototypes
-	sketch []uint64 // scratch: one prototype's sketch // the sketch of the context being scored
+	// each, in vecmath.HammingBlocks' blocks of eight), and, for contexts of dimension dim, the
+	// cosine and each candidate bandwidth's kernel weight by Hamming distance.
+	signs   [][]uint64
+	words   int
+	dim     int
+	weights [][]float64
+	cosine  []float64
+	query   []uint64 // the sketch of the context being scored
+	dist    []uint64 // scratch: Hamming distances of one tool's prototypes
+	sketch  []uint64 // scratch: one prototype's sketch
 }
 
 // KernelConfig configures KernelRelevance.
@@ -108,6 +114,12 @@ type KernelConfig struct {
 	Strength float64
 	// Bandwidth h of the kernel, in cosine.
 	Bandwidth float64
+	// Bandwidths, when set, replaces Bandwidth by candidates chosen among as outcomes arrive:
+	// before each learned outcome every candidate's estimate for that tool and query is scored
+	// by its log-loss, and the model uses the candidate with the lowest total so far (the first
+	// while they tie). Queries that come back often favour a narrow kernel, a stream of new
+	// queries a wide one.
+	Bandwidths []float64
 	// Merge is the cosine above which a query joins an existing prototype.
 	Merge float64
 	// MaxPrototypes per tool (0: 64).
@@ -131,8 +143,16 @@ func NewKernelRelevance(cfg KernelConfig) *KernelRelevance {
 	if cfg.MaxPrototypes <= 0 {
 		cfg.MaxPrototypes = 64
 	}
-	return &KernelRelevance{cfg: cfg}
+	bws := slices.Clone(cfg.Bandwidths)
+	if len(bws) == 0 {
+		bws = []float64{cfg.Bandwidth}
+	}
+	return &KernelRelevance{cfg: cfg, bandwidths: bws, loss: make([]float64, len(bws))}
 }
+
+// Bandwidth returns the bandwidth in use: the configured one, or the candidate with the lowest
+// prequential log-loss.
+func (m *KernelRelevance) Bandwidth() float64 { return m.bandwidths[m.sel] }
 
 // Scores implements RelevanceModel.
 func (m *KernelRelevance) Scores(s *Step, out []float64) {
@@ -146,8 +166,14 @@ func (m *KernelRelevance) Scores(s *Step, out []float64) {
 	}
 }
 
-// evidence returns the kernel-weighted observation and success counts of tool near x.
+// evidence returns the kernel-weighted observation and success counts of tool near x, with
+// the bandwidth in use.
 func (m *KernelRelevance) evidence(tool int, x []float64) (n, s float64) {
+	return m.evidenceWith(tool, x, m.sel)
+}
+
+// evidenceWith is evidence with candidate bandwidth b.
+func (m *KernelRelevance) evidenceWith(tool int, x []float64, b int) (n, s float64) {
 	if tool >= len(m.tools) {
 		return 0, 0
 	}
@@ -155,31 +181,36 @@ func (m *KernelRelevance) evidence(tool int, x []float64) (n, s float64) {
 		if len(m.tools[tool]) == 0 {
 			return 0, 0
 		}
-		protos := m.tools[tool]
-		dist := m.distances(tool)[:len(protos)]
-		// Two sums each, so that consecutive terms do not wait on one another's addition.
-		var n2, s2 float64
-		k := 0
-		for ; k+1 < len(protos); k += 2 {
-			w0, w1 := m.weight[dist[k]], m.weight[dist[k+1]]
-			n += w0 * protos[k].n
-			s += w0 * protos[k].s
-			n2 += w1 * protos[k+1].n
-			s2 += w1 * protos[k+1].s
-		}
-		if k < len(protos) {
-			w := m.weight[dist[k]]
-			n += w * protos[k].n
-			s += w * protos[k].s
-		}
-		return n + n2, s + s2
+		return weighSketched(m.tools[tool], m.distances(tool), m.weights[b])
 	}
 	for _, p := range m.tools[tool] {
-		w := math.Exp((dot(x, p.c) - 1) / m.cfg.Bandwidth)
+		w := math.Exp((dot(x, p.c) - 1) / m.bandwidths[b])
 		n += w * p.n
 		s += w * p.s
 	}
 	return n, s
+}
+
+// weighSketched returns the counts of protos weighted by weight[h], h each one's Hamming
+// distance in dist.
+func weighSketched(protos []prototype, dist []uint64, weight []float64) (n, s float64) {
+	dist = dist[:len(protos)]
+	// Two sums each, so that consecutive terms do not wait on one another's addition.
+	var n2, s2 float64
+	k := 0
+	for ; k+1 < len(protos); k += 2 {
+		w0, w1 := weight[dist[k]], weight[dist[k+1]]
+		n += w0 * protos[k].n
+		s += w0 * protos[k].s
+		n2 += w1 * protos[k+1].n
+		s2 += w1 * protos[k+1].s
+	}
+	if k < len(protos) {
+		w := weight[dist[k]]
+		n += w * protos[k].n
+		s += w * protos[k].s
+	}
+	return n + n2, s + s2
 }
 
 // Learn implements RelevanceModel.
@@ -190,12 +221,21 @@ func (m *KernelRelevance) Learn(s *Step, pos int, relevant bool) {
 	if relevant {
 		y = 1
 	}
-	protos := m.tools[tool]
-	best, bestSim := -1, math.Inf(-1)
+	var dist []uint64 // sketch mode: the Hamming distances of the tool's prototypes
 	if m.cfg.Sketch != "" {
 		m.sketchQuery(s.Context)
 		m.signs = grow(m.signs, tool)
-		for i, h := range m.distances(tool)[:len(protos)] {
+		if len(m.tools[tool]) > 0 {
+			dist = m.distances(tool)
+		}
+	}
+	if len(m.bandwidths) > 1 {
+		m.scoreBandwidths(tool, s.Context, dist, s.Candidates[pos].Relevance, relevant)
+	}
+	protos := m.tools[tool]
+	best, bestSim := -1, math.Inf(-1)
+	if m.cfg.Sketch != "" { // dist is nil only when protos is empty
+		for i, h := range dist[:len(protos)] {
 			if v := m.cosine[h]; v > bestSim {
 				best, bestSim = i, v
 			}
@@ -220,6 +260,36 @@ func (m *KernelRelevance) Learn(s *Step, pos int, relevant bool) {
 	m.tools[tool] = append(protos, prototype{c: append([]float64(nil), s.Context...), n: 1, s: y})
 	if m.cfg.Sketch != "" {
 		m.setSketch(tool, len(protos), s.Context)
+	}
+}
+
+// scoreBandwidths adds to each candidate bandwidth's loss the log-loss of its estimate (without
+// the exploration bonus) for tool at x, whose calibrated relevance is p0, given the outcome, and
+// selects the candidate with the lowest loss. In sketch mode dist holds the Hamming distances of
+// the tool's prototypes (nil when it has none).
+func (m *KernelRelevance) scoreBandwidths(tool int, x []float64, dist []uint64, p0 float64, relevant bool) {
+	const eps = 1e-6
+	k := m.cfg.Strength
+	for b := range m.bandwidths {
+		var n, sum float64
+		switch {
+		case m.cfg.Sketch == "":
+			n, sum = m.evidenceWith(tool, x, b)
+		case dist != nil:
+			n, sum = weighSketched(m.tools[tool], dist, m.weights[b])
+		}
+		p := math.Min(1-eps, math.Max(eps, (k*clamp01(p0)+sum)/(k+n)))
+		if relevant {
+			m.loss[b] -= math.Log(p)
+		} else {
+			m.loss[b] -= math.Log1p(-p)
+		}
+	}
+	m.sel = 0
+	for b, l := range m.loss {
+		if l < m.loss[m.sel] {
+			m.sel = b
+		}
 	}
 }
 
@@ -265,10 +335,15 @@ func (m *KernelRelevance) setDim(d int) {
 	m.query = make([]uint64, m.words)
 	m.sketch = make([]uint64, m.words)
 	m.cosine = make([]float64, d+1)
-	m.weight = make([]float64, d+1)
 	for h := range m.cosine {
 		m.cosine[h] = math.Cos(math.Pi * float64(h) / float64(max(d, 1)))
-		m.weight[h] = math.Exp((m.cosine[h] - 1) / m.cfg.Bandwidth)
+	}
+	m.weights = make([][]float64, len(m.bandwidths))
+	for b, bw := range m.bandwidths {
+		m.weights[b] = make([]float64, d+1)
+		for h, c := range m.cosine {
+			m.weights[b][h] = math.Exp((c - 1) / bw)
+		}
 	}
 	m.signs = make([][]uint64, len(m.tools))
 	for t, protos := range m.tools {

@@ -142,8 +142,8 @@ type HealthLayer struct {
 	// recovery, and how many executed.
 	cohortRecovered        map[int]int
 	cohortCalls, cohortUps float64
-	// decayPerStep = 2^(−1/H), cached powers avoid a math.Pow per call for small gaps.
-	decayPerStep float64
+	// decayByGap[g] = 2^(−g/H) for gaps below decayTableLen, so an estimate costs no math.Exp2.
+	decayByGap []float64
 }
 
 type toolHealth struct {
@@ -181,9 +181,12 @@ func (l *HealthLayer) Reconfigure(cfg HealthConfig) {
 	if err := cfg.Validate("reliability"); err != nil {
 		panic(err)
 	}
-	l.cfg, l.decayPerStep = cfg, 1
+	l.cfg, l.decayByGap = cfg, nil
 	if cfg.HalfLife > 0 {
-		l.decayPerStep = math.Exp2(-1 / cfg.HalfLife)
+		l.decayByGap = make([]float64, decayTableLen)
+		for g := range l.decayByGap {
+			l.decayByGap[g] = math.Exp2(-float64(g) / cfg.HalfLife)
+		}
 	}
 	if cfg.MaskBase == 0 {
 		for i := range l.tools {
@@ -200,11 +203,15 @@ func (l *HealthLayer) decay(last, t int) float64 {
 	if l.cfg.HalfLife <= 0 || t <= last {
 		return 1
 	}
-	if t-last == 1 {
-		return l.decayPerStep
+	if t-last < len(l.decayByGap) {
+		return l.decayByGap[t-last]
 	}
 	return math.Exp2(-float64(t-last) / l.cfg.HalfLife)
 }
+
+// decayTableLen: decay factors are tabulated for gaps below it (the same values math.Exp2
+// gives), since every estimate of every candidate decays its tool's evidence.
+const decayTableLen = 4096
 
 func (l *HealthLayer) providerOf(tool int) int {
 	if tool < len(l.provider) {

@@ -89,6 +89,9 @@ type RelevanceSpec struct {
 	MaxPrototypes int     `yaml:"max_prototypes,omitempty" json:"max_prototypes,omitempty"`
 	// Sketch "sign" evaluates the kernel on sign sketches (KernelConfig.Sketch); "" exactly.
 	Sketch string `yaml:"sketch,omitempty" json:"sketch,omitempty"`
+	// Bandwidths: candidate bandwidths the kernel chooses among by prequential log-loss
+	// (KernelConfig.Bandwidths), instead of one bandwidth.
+	Bandwidths []float64 `yaml:"bandwidths,omitempty" json:"bandwidths,omitempty"`
 }
 
 // KernelSketchSign is RelevanceSpec.Sketch's one value: the kernel on sign sketches.
@@ -253,6 +256,19 @@ func (s Spec) validateFactored(key string) error {
 	if r.Sketch != "" && r.Model != "kernel" {
 		return fmt.Errorf("%s.relevance.sketch: only the kernel model has a sketch (model is %q)", key, r.Model)
 	}
+	if len(r.Bandwidths) > 0 {
+		switch {
+		case r.Model != "kernel":
+			return fmt.Errorf("%s.relevance.bandwidths: only the kernel model has a bandwidth (model is %q)", key, r.Model)
+		case r.Bandwidth != 0:
+			return fmt.Errorf("%s.relevance: set bandwidth or bandwidths (candidates to choose among), not both", key)
+		}
+		for i, b := range r.Bandwidths {
+			if !(b > 0) || math.IsInf(b, 0) {
+				return fmt.Errorf("%s.relevance.bandwidths[%d] = %v: must be a finite number > 0", key, i, b)
+			}
+		}
+	}
 	if s.Reliability != nil {
 		if err := s.Reliability.Validate(key + ".reliability"); err != nil {
 			return err
@@ -389,7 +405,8 @@ func newFactored(spec Spec, env Env) (Policy, error) {
 		rel = NewResidualLinUCB(cfg, env.NumTools, env.Dim)
 	case "kernel":
 		rel = NewKernelRelevance(KernelConfig{Strength: or(r.Strength, 1), Bandwidth: or(r.Bandwidth, 0.05),
-			Merge: or(r.Merge, 0.98), MaxPrototypes: r.MaxPrototypes, Alpha: r.Alpha, Sketch: r.Sketch})
+			Merge: or(r.Merge, 0.98), MaxPrototypes: r.MaxPrototypes, Alpha: r.Alpha, Sketch: r.Sketch,
+			Bandwidths: r.Bandwidths})
 	case "rated":
 		cfg.Gamma = or(r.Gamma, 0.95)
 		cfg.ContextScale = or(r.ContextScale, math.Sqrt(cfg.Ridge*(1-cfg.Gamma)))

@@ -21,9 +21,10 @@ const snapshotMagic = "RATEDPOL"
 
 // snapshotVersion is bumped whenever the layout of any policy's state changes. Version 2 added
 // the reliability layer's sibling correlation, version 3 whether a factored policy has switched
-// to its task-feedback reliability settings, version 4 the reliability layer's incident cohorts;
-// older snapshots are still read (without them).
-const snapshotVersion = 4
+// to its task-feedback reliability settings, version 4 the reliability layer's incident cohorts,
+// version 5 the kernel relevance model's bandwidth losses; older snapshots are still read
+// (without them).
+const snapshotVersion = 5
 
 // ErrSnapshotMismatch is wrapped by Restore when the snapshot belongs to another kind of policy
 // (or another relevance model or reliability layer) than the one it is restored into.
@@ -246,7 +247,7 @@ func readPolicy(r *binenc.Reader, p Policy, version uint64) {
 		}
 	case *Factored:
 		if want = "factored"; kind == want {
-			readRelevance(r, p.relevance)
+			readRelevance(r, p.relevance, version)
 			layer := r.String()
 			switch h := p.health.(type) {
 			case nil:
@@ -305,13 +306,15 @@ func writeRelevance(w *binenc.Writer, m RelevanceModel) error {
 				w.Float64(p.s)
 			}
 		}
+		w.Float64s(m.loss)
+		w.Int(m.sel)
 	default:
 		return fmt.Errorf("relevance model %T has no snapshot format", m)
 	}
 	return nil
 }
 
-func readRelevance(r *binenc.Reader, m RelevanceModel) {
+func readRelevance(r *binenc.Reader, m RelevanceModel, version uint64) {
 	kind := r.String()
 	if r.Err() != nil {
 		return
@@ -343,6 +346,24 @@ func readRelevance(r *binenc.Reader, m RelevanceModel) {
 					}
 				}
 				m.tools[i] = protos
+			}
+			m.dim, m.signs = 0, nil // the sketches are rebuilt from the prototypes at the next use
+			clear(m.loss)
+			m.sel = 0
+			if version >= 5 {
+				loss, sel := r.Float64s(), r.Int()
+				if r.Err() == nil && (len(loss) != len(m.loss) || sel < 0 || sel >= len(m.loss)) {
+					r.Fail(fmt.Errorf("%w: kernel relevance with %d candidate bandwidths, the snapshot's has %d", ErrSnapshotMismatch, len(m.loss), len(loss)))
+				}
+				for _, l := range loss {
+					if r.Err() == nil && bad(l) {
+						r.Fail(fmt.Errorf("kernel relevance: bandwidth loss %v", l))
+					}
+				}
+				if r.Err() == nil {
+					copy(m.loss, loss)
+					m.sel = sel
+				}
 			}
 		}
 	default:

@@ -31,6 +31,7 @@ func stateSpecs() []Spec {
 	lookAhead.Attempts = 2
 	sketched := fac("kernel-sketch", "kernel", exp)
 	sketched.Relevance.Sketch, sketched.Relevance.Merge = KernelSketchSign, 0.9
+	sketched.Relevance.Bandwidths = []float64{0.05, 0.1, 0.3}
 	epsRec := rec
 	epsRec.Name, epsRec.Explore = "rec-epsilon", &ExploreConfig{Kind: ExploreEpsilonGreedy, Epsilon: 0.2}
 	return []Spec{

@@ -86,6 +86,9 @@ func TestProtocolsAndComparesAreValidated(t *testing.T) {
 		{"policies:\n  - {name: f, kind: factored, relevance: {model: kernel, bandwidth: -0.1}, fusion: {kind: expected}}\n", "policies[0].relevance.bandwidth"},
 		{"policies:\n  - {name: f, kind: factored, relevance: {model: kernel, merge: 1.5}, fusion: {kind: expected}}\n", "policies[0].relevance.merge"},
 		{"policies:\n  - {name: f, kind: factored, relevance: {model: kernel, max_prototypes: -2}, fusion: {kind: expected}}\n", "policies[0].relevance.max_prototypes"},
+		{"policies:\n  - {name: f, kind: factored, relevance: {model: kernel, bandwidths: [0.1, 0]}, fusion: {kind: expected}}\n", "policies[0].relevance.bandwidths[1]"},
+		{"policies:\n  - {name: f, kind: factored, relevance: {model: kernel, bandwidth: 0.1, bandwidths: [0.1, 0.2]}, fusion: {kind: expected}}\n", "not both"},
+		{"policies:\n  - {name: f, kind: factored, relevance: {model: residual, bandwidths: [0.1, 0.2]}, fusion: {kind: expected}}\n", "only the kernel model has a bandwidth"},
 	}
 	for _, c := range cases {
 		_, err := LoadConfig(viper.New(), []string{writeYAML(t, c.yaml)})
