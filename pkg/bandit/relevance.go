@@ -126,6 +126,9 @@ type KernelConfig struct {
 	MaxPrototypes int
 	// Alpha is the exploration coefficient.
 	Alpha float64
+	// Dim is the dimension of the query contexts (0: not known); a snapshot whose prototypes
+	// have another is refused.
+	Dim int
 	// Sketch "sign" evaluates the kernel on one bit per coordinate (the sign of the context and
 	// of each prototype) instead of the float dot product: cosine is read from the Hamming
 	// distance h as cos(π·h/d), as for random-hyperplane sketches. It reads 1/64 of the memory

@@ -406,7 +406,7 @@ func newFactored(spec Spec, env Env) (Policy, error) {
 	case "kernel":
 		rel = NewKernelRelevance(KernelConfig{Strength: or(r.Strength, 1), Bandwidth: or(r.Bandwidth, 0.05),
 			Merge: or(r.Merge, 0.98), MaxPrototypes: r.MaxPrototypes, Alpha: r.Alpha, Sketch: r.Sketch,
-			Bandwidths: r.Bandwidths})
+			Bandwidths: r.Bandwidths, Dim: env.Dim})
 	case "rated":
 		cfg.Gamma = or(r.Gamma, 0.95)
 		cfg.ContextScale = or(r.ContextScale, math.Sqrt(cfg.Ridge*(1-cfg.Gamma)))

@@ -344,6 +344,9 @@ func readRelevance(r *binenc.Reader, m RelevanceModel, version uint64) {
 					if r.Err() == nil && (len(protos[j].c) != dim || bad(protos[j].n) || bad(protos[j].s)) {
 						r.Fail(fmt.Errorf("kernel relevance: tool %d, prototype %d is inconsistent", i, j))
 					}
+					if r.Err() == nil && m.cfg.Dim > 0 && dim != m.cfg.Dim {
+						r.Fail(fmt.Errorf("%w: kernel relevance prototypes of dimension %d, contexts of %d", ErrSnapshotMismatch, dim, m.cfg.Dim))
+					}
 				}
 				m.tools[i] = protos
 			}

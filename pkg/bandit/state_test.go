@@ -266,6 +266,18 @@ func TestRestoreRefusesForeignAndTornSnapshots(t *testing.T) {
 	if err := Restore(wide, rs); !errors.Is(err, ErrSnapshotMismatch) {
 		t.Fatalf("d=8 snapshot into d=16 policy: %v", err)
 	}
+	// And for the kernel relevance model's prototypes.
+	recSpec, err := RecommendedSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	narrow, _ := New(recSpec, testEnv(1))
+	play(narrow, newStepSource(1, 40, 8), 0, 50)
+	ks, _ := Snapshot(narrow)
+	wideKernel, _ := New(recSpec, env)
+	if err := Restore(wideKernel, ks); !errors.Is(err, ErrSnapshotMismatch) {
+		t.Fatalf("kernel: d=8 snapshot into d=16 policy: %v", err)
+	}
 }
 
 // TestRankMatchesChoose: the ranking's first position is what Choose returns, masks, exclusions
