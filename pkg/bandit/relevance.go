@@ -86,7 +86,9 @@ func clamp01(v float64) float64 { return math.Max(0, math.Min(1, v)) }
 // with nₖ observations and sₖ successes), plus an exploration bonus α/√(κ + Σₖ wₖ·nₖ). A query
 // seen before weighs 1; a query at cosine 1 − h weighs e⁻¹. Prototypes per tool are capped at
 // MaxPrototypes (the least used is merged into its nearest), which bounds the cost of a
-// decision at K·MaxPrototypes dot products.
+// decision at K·MaxPrototypes dot products, or Hamming distances between sign sketches
+// (KernelConfig.Sketch); the bandwidth h may be chosen among candidates as outcomes arrive
+// (KernelConfig.Bandwidths).
 type KernelRelevance struct {
 	cfg   KernelConfig
 	tools [][]prototype
@@ -331,8 +333,8 @@ func (m *KernelRelevance) sketchQuery(x []float64) {
 }
 
 // setDim sizes the sketches for contexts of dimension d and tabulates, for every Hamming
-// distance h, the cosine cos(π·h/d) it stands for and the kernel weight exp((cos − 1)/h_bw).
-// Existing prototypes are sketched again.
+// distance h, the cosine cos(π·h/d) it stands for and, per candidate bandwidth b, the kernel
+// weight exp((cos − 1)/b). Existing prototypes are sketched again.
 func (m *KernelRelevance) setDim(d int) {
 	m.dim, m.words = d, (d+63)/64
 	m.query = make([]uint64, m.words)
