@@ -105,9 +105,10 @@ type KernelRelevance struct {
 	dim     int
 	weights [][]float64
 	cosine  []float64
-	query   []uint64 // the sketch of the context being scored
-	dist    []uint64 // scratch: Hamming distances of one tool's prototypes
-	sketch  []uint64 // scratch: one prototype's sketch
+	query   []uint64  // the sketch of the context being scored
+	dist    []uint64  // scratch: Hamming distances of one tool's prototypes
+	sketch  []uint64  // scratch: one prototype's sketch
+	sims    []float64 // scratch (exact kernel): cosines of one tool's prototypes with the context
 }
 
 // KernelConfig configures KernelRelevance.
@@ -188,8 +189,23 @@ func (m *KernelRelevance) evidenceWith(tool int, x []float64, b int) (n, s float
 		}
 		return weighSketched(m.tools[tool], m.distances(tool), m.weights[b])
 	}
+	return weighExact(m.tools[tool], m.similarities(tool, x), m.bandwidths[b])
+}
+
+// similarities returns the cosine of x with each prototype of tool (the exact kernel).
+func (m *KernelRelevance) similarities(tool int, x []float64) []float64 {
+	m.sims = m.sims[:0]
 	for _, p := range m.tools[tool] {
-		w := math.Exp((dot(x, p.c) - 1) / m.bandwidths[b])
+		m.sims = append(m.sims, dot(x, p.c))
+	}
+	return m.sims
+}
+
+// weighExact returns the counts of protos weighted by exp((cos − 1)/bw), cos each one's cosine
+// with the context in sims.
+func weighExact(protos []prototype, sims []float64, bw float64) (n, s float64) {
+	for k, p := range protos {
+		w := math.Exp((sims[k] - 1) / bw)
 		n += w * p.n
 		s += w * p.s
 	}
@@ -226,30 +242,33 @@ func (m *KernelRelevance) Learn(s *Step, pos int, relevant bool) {
 	if relevant {
 		y = 1
 	}
-	var dist []uint64 // sketch mode: the Hamming distances of the tool's prototypes
+	// How near each of the tool's prototypes is, computed once for the bandwidths' scores and
+	// the nearest prototype: Hamming distances on sketches, cosines otherwise.
+	var dist []uint64
+	var sims []float64
 	if m.cfg.Sketch != "" {
 		m.sketchQuery(s.Context)
 		m.signs = grow(m.signs, tool)
 		if len(m.tools[tool]) > 0 {
 			dist = m.distances(tool)
 		}
+	} else {
+		sims = m.similarities(tool, s.Context)
 	}
 	if len(m.bandwidths) > 1 {
-		m.scoreBandwidths(tool, s.Context, dist, s.Candidates[pos].Relevance, relevant)
+		m.scoreBandwidths(tool, dist, sims, s.Candidates[pos].Relevance, relevant)
 	}
 	protos := m.tools[tool]
 	best, bestSim := -1, math.Inf(-1)
-	if m.cfg.Sketch != "" { // dist is nil only when protos is empty
-		for i, h := range dist[:len(protos)] {
-			if v := m.cosine[h]; v > bestSim {
-				best, bestSim = i, v
-			}
+	for i := range protos {
+		var v float64
+		if m.cfg.Sketch != "" {
+			v = m.cosine[dist[i]]
+		} else {
+			v = sims[i]
 		}
-	} else {
-		for i, p := range protos {
-			if v := dot(s.Context, p.c); v > bestSim {
-				best, bestSim = i, v
-			}
+		if v > bestSim {
+			best, bestSim = i, v
 		}
 	}
 	if best >= 0 && (bestSim >= m.cfg.Merge || len(protos) >= m.cfg.MaxPrototypes) {
@@ -269,17 +288,17 @@ func (m *KernelRelevance) Learn(s *Step, pos int, relevant bool) {
 }
 
 // scoreBandwidths adds to each candidate bandwidth's loss the log-loss of its estimate (without
-// the exploration bonus) for tool at x, whose calibrated relevance is p0, given the outcome, and
-// selects the candidate with the lowest loss. In sketch mode dist holds the Hamming distances of
-// the tool's prototypes (nil when it has none).
-func (m *KernelRelevance) scoreBandwidths(tool int, x []float64, dist []uint64, p0 float64, relevant bool) {
+// the exploration bonus) for tool, whose calibrated relevance is p0, given the outcome, and
+// selects the candidate with the lowest loss. dist (sketches; nil when the tool has no
+// prototype) or sims (exact kernel) say how near the context each prototype is.
+func (m *KernelRelevance) scoreBandwidths(tool int, dist []uint64, sims []float64, p0 float64, relevant bool) {
 	const eps = 1e-6
 	k := m.cfg.Strength
-	for b := range m.bandwidths {
+	for b, bw := range m.bandwidths {
 		var n, sum float64
 		switch {
 		case m.cfg.Sketch == "":
-			n, sum = m.evidenceWith(tool, x, b)
+			n, sum = weighExact(m.tools[tool], sims, bw)
 		case dist != nil:
 			n, sum = weighSketched(m.tools[tool], dist, m.weights[b])
 		}
