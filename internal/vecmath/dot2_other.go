@@ -9,15 +9,3 @@ func dot2AVX2(a, x, b, y *float64, n int) (float64, float64) {
 func discountUpdateAVX2(d, b, invA, theta, x2, x *float64, params *[3]float64, n int) {
 	panic("vecmath: AVX2 kernel called on a non-amd64 build")
 }
-
-func hammingBlocksAVX512(q *uint64, words int, blocks *uint64, nblocks int, out *uint64) {
-	panic("vecmath: AVX-512 kernel called on a non-amd64 build")
-}
-
-func signBitsAVX2(x *float64, words int, dst *uint64) {
-	panic("vecmath: AVX2 kernel called on a non-amd64 build")
-}
-
-func hammingBlocksAVX2(q *uint64, words int, blocks *uint64, nblocks int, out *uint64) {
-	panic("vecmath: AVX2 kernel called on a non-amd64 build")
-}

@@ -293,6 +293,22 @@ func TestKernelBandwidthSelectionByHand(t *testing.T) {
 	out := make([]float64, 1)
 	m.Scores(&Step{Context: x, Candidates: cands}, out)
 	near(t, "score with the selected bandwidth", out[0], (0.3+1+w1)/(1+1+w1))
+
+	// The same on sign sketches (the shipped path): contexts one sign apart in d = 4 are read
+	// as cosine cos(π/4).
+	m = NewKernelRelevance(KernelConfig{Strength: 1, Bandwidths: []float64{0.05, 0.5}, Merge: 0.98, Sketch: KernelSketchSign})
+	xs, ys := []float64{0.5, 0.5, 0.5, 0.5}, []float64{0.5, -0.5, 0.5, 0.5}
+	m.Learn(&Step{Context: xs, Candidates: cands}, 0, true)
+	m.Learn(&Step{Context: ys, Candidates: cands}, 0, true)
+	c := math.Cos(math.Pi / 4)
+	w0, w1 = math.Exp((c-1)/0.05), math.Exp((c-1)/0.5)
+	near(t, "sketched loss of h = 0.05", m.loss[0], -math.Log(0.3)-math.Log((0.3+w0)/(1+w0)))
+	near(t, "sketched loss of h = 0.5", m.loss[1], -math.Log(0.3)-math.Log((0.3+w1)/(1+w1)))
+	if m.Bandwidth() != 0.5 {
+		t.Fatalf("sketched: bandwidth %v, want 0.5", m.Bandwidth())
+	}
+	m.Scores(&Step{Context: xs, Candidates: cands}, out)
+	near(t, "sketched score with the selected bandwidth", out[0], (0.3+1+w1)/(1+1+w1))
 }
 
 func TestGrowKeepsState(t *testing.T) {
