@@ -469,6 +469,12 @@ func BenchmarkRecommendedPrototypes(b *testing.B) {
 		b.Fatalf("configs/recommended.yaml no longer ships 64 prototypes on sign sketches: %+v", *spec.Relevance)
 	}
 	b.Run("P=64-sign-sketch", func(b *testing.B) { benchmarkFactoredStep(b, spec, 768, 64, true) })
+	// The same with one bandwidth: what the candidate bandwidths add to a step.
+	one := spec
+	rel := *spec.Relevance
+	rel.Bandwidth, rel.Bandwidths = 0.1, nil
+	one.Relevance = &rel
+	b.Run("P=64-sign-sketch-one-bandwidth", func(b *testing.B) { benchmarkFactoredStep(b, one, 768, 64, true) })
 }
 
 // BenchmarkKernelEvidenceFloor times the least an exact evaluation of the kernel over K = 10
