@@ -126,6 +126,7 @@ func TestHealthConfigValidate(t *testing.T) {
 		{PriorStrength: 1, HalfLife: math.Inf(1)},
 		{PriorStrength: 1, MaskBase: -1},
 		{PriorStrength: 1, CohortWindow: -1},
+		{PriorStrength: 1, IncidentProbe: -1},
 		{PriorStrength: 1, CohortWindow: 10, CohortStrength: math.NaN()},
 		{PriorStrength: math.NaN()},
 	}
@@ -637,6 +638,91 @@ func TestHealthLayerCohortsByHand(t *testing.T) {
 	near(t, "ρ̂_c after a recovery that was not a cohort call", l.cohortCorrelation(), 0.5)
 }
 
+// TestHealthLayerIncidentsByHand follows one fleet incident through its probe schedule, its
+// resolution, the evidence ρ̂_i, a relapse and the next resolution, every estimate computed by
+// hand from the rules of incident_probe (no half-life, no reset, masks of 500 steps, m = 1).
+func TestHealthLayerIncidentsByHand(t *testing.T) {
+	cfg := HealthConfig{PriorStrength: 1, PoolInit: 1, MaskBase: 500, IncidentProbe: 10}
+	l := NewHealthLayer(cfg, nil)
+	expect := func(what string, tool, step int, want float64, wantMasked bool) {
+		t.Helper()
+		r, masked := l.Estimate(tool, step)
+		near(t, what, r, want)
+		if masked != wantMasked {
+			t.Fatalf("%s: masked = %v, want %v", what, masked, wantMasked)
+		}
+	}
+	for tool := range 5 {
+		l.Update(tool, tool, true)
+	}
+	l.Update(0, 100, false) // the incident opens: first probe due at 100 + D = 110
+	l.Update(1, 105, false)
+	l.Update(3, 120, false)
+	// Before the probe a down tool keeps its own estimate: (s + m)/(s + f + m) = 2/3, masked.
+	expect("tool 0 before the probe", 0, 105, 2.0/3, true)
+	// At the probe every down tool is estimated as before its outage, (1 + 1)/(1 + 0 + 1), unmasked.
+	expect("tool 0 at the probe", 0, 110, 1, false)
+	l.Update(0, 110, false) // the probe fails: next one 2D later, at 130
+	expect("tool 1 between probes", 1, 120, 2.0/3, true)
+	expect("tool 1 at the second probe", 1, 130, 1, false)
+	l.Update(1, 130, true) // it executes: the incident resolves at 130
+	// Tools 0 and 3, down since before 130, are up with ρ̂_i = (0 + 1/2)/(0 + 1) times their
+	// estimate before the outage, 1; tool 1's outage failure is forgiven: (2 + 1)/(2 + 0 + 1).
+	expect("tool 0 lifted by the resolution", 0, 131, 0.5, false)
+	expect("tool 3 lifted by the resolution", 3, 131, 0.5, false)
+	// (A mask runs its course: tool 1's, from 105, holds until 606.)
+	expect("tool 1 after its recovery", 1, 131, 1, true)
+	l.Update(0, 132, true) // lifted tools that execute: ρ̂_i = (2 + 1/2)/(2 + 1) = 5/6
+	l.Update(4, 133, false)
+	l.Update(4, 134, true) // tool 4 was down (not lifted): its recovery resolves again, at 134
+	l.Update(3, 135, true) // tool 3 was lifted at 134: ρ̂_i = (2 + 1/2)/(2 + 1) still (tool 0's call counted)
+	near(t, "ρ̂_i after two lifted calls", l.incidentCorrelation(136), 2.5/3)
+	l.Update(2, 140, false)                                                      // tool 2 never came back from an outage: not a relapse; a new incident opens (probe at 150)
+	l.Update(0, 141, false)                                                      // a member fails: one
+	expect("tool 3, a member up since 135, before the relapse", 3, 141, 1, true) // its mask from 120 runs until 621
+	l.Update(1, 142, false)                                                      // a second member in a row: relapse at 142
+	// Tool 3 executed at 135 and was not called since: down with the relapse, 0 and masked
+	// until a probe; tool 0, down itself since 141, keeps its own estimate:
+	// s = 2, f = 1 (the outage's), (2 + 1)/(2 + 1 + 1), masked until 642.
+	expect("tool 3 after the relapse", 3, 145, 0, true)
+	expect("tool 0 after the relapse", 0, 145, 0.75, true)
+	expect("tool 3 at the next probe", 3, 150, 1, false)
+	l.Update(3, 150, true) // the probe executes: the incident resolves at 150
+	// Tool 0 (down since 141) is lifted: ρ̂_i = 2.5/3 times (2 + 1)/(2 + 0 + 1).
+	expect("tool 0 lifted by the second resolution", 0, 151, 2.5/3, false)
+	// Tool 2 is lifted too (down since 140): ρ̂_i·(1 + 1)/(1 + 0 + 1).
+	expect("tool 2 lifted by the second resolution", 2, 151, 2.5/3, false)
+	l.Update(2, 152, false) // lifted calls that fail lower ρ̂_i: 2.5/4 = 0.625, then 2.5/5 = 0.5,
+	l.Update(0, 153, false) // and two member failures in a row are a relapse (at 153)
+	near(t, "ρ̂_i after two failed lifted calls", l.incidentCorrelation(154), 0.5)
+	l.Update(1, 154, false) // tool 1, down since 142: the relapse undid the resolution at 150
+	l.Update(1, 155, true)  // tool 1 recovers (not lifted): a resolution, and ρ̂_i = 1/2 still lifts
+	l.Update(2, 156, false) // a lifted call fails: ρ̂_i = 2.5/6 < 1/2, the incidents no longer decide
+	// Tool 0 keeps its own estimate: s = 2, f = 1 + 1 (its failures at 141 and 153), masked.
+	expect("tool 0 once ρ̂_i < 1/2", 0, 157, (2+1)/(2+2+1.0), true)
+	// A tool down since before the resolution still counts when it runs on its own estimate:
+	// ρ̂_i = (2 + 1 + 1/2)/(5 + 1 + 1) = 1/2, and the gate opens again.
+	l.Update(0, 158, true)
+	near(t, "ρ̂_i after a call the gate did not lift", l.incidentCorrelation(159), 0.5)
+}
+
+// TestHealthLayerIncidentCallsStayOutOfRecoveryRate: the recovery model's μ̂ = (recoveries +
+// 1)/(down-time + M) learns from the calls a tool gets on its own estimate, not from the
+// incident's probes and lifted calls (M = 100 steps, D = 5).
+func TestHealthLayerIncidentCallsStayOutOfRecoveryRate(t *testing.T) {
+	l := NewHealthLayer(HealthConfig{PriorStrength: 1, PoolInit: 1, RecoveryPrior: 100, IncidentProbe: 5}, nil)
+	l.Update(0, 0, true)
+	l.Update(1, 1, true)
+	l.Update(0, 10, false) // the incident opens: probe due at 15
+	l.Update(0, 15, true)  // the probe finds tool 0 up: no recovery, no down-time for μ̂
+	near(t, "μ̂ after a probe", l.recoveryRate(), 1.0/100)
+	l.Update(1, 20, false) // a new incident: probe due at 25
+	l.Update(1, 22, false) // tool 1 called on its own estimate: 2 steps of down-time
+	near(t, "μ̂ after an own call", l.recoveryRate(), 1.0/102)
+	l.Update(1, 30, true) // the probe (due since 25) finds it up: not counted either
+	near(t, "μ̂ after a second probe", l.recoveryRate(), 1.0/102)
+}
+
 // TestFactoredTaskReliabilityByHand: the layer keeps its execution-feedback settings (reset on
 // failure, masks) until the first task outcome, then continues with task_reliability's (no
 // reset, no masks), its evidence kept and the masks it can no longer set lifted.
@@ -720,6 +806,7 @@ func TestRestoreVersion1Snapshot(t *testing.T) {
 	}
 	layer := *spec.Reliability
 	layer.SiblingStrength = 0
+	layer.IncidentProbe = 0 // nor fleet incidents
 	spec.Reliability = &layer
 	spec.TaskReliability = nil // that build had no task-feedback settings either
 	rel := *spec.Relevance

@@ -90,6 +90,17 @@ type HealthConfig struct {
 	CohortWindow int `yaml:"cohort_window,omitempty" json:"cohort_window,omitempty"`
 	// CohortStrength: the prior of ρ̂_c, in calls at 1/2 (0 takes 1).
 	CohortStrength float64 `yaml:"cohort_strength,omitempty" json:"cohort_strength,omitempty"`
+	// IncidentProbe D (steps) turns on fleet incidents: the tools down at once are taken as one
+	// incident, probed D steps after it opened and then with backoff (2D, 4D, …, capped by
+	// mask_max): at a probe step every down tool is estimated as before its outage, so the most
+	// promising of them is called. When any down tool is seen to execute, the incident resolves:
+	// every tool down since before is up again with probability ρ̂_i (how often such tools
+	// executed when called, one prior call at 1/2, decayed with the half-life), and a tool back
+	// from the incident no longer carries its outage's failures. Two failures in a row of tools
+	// that came back (within a half-life) mark a relapse, which takes them all down again until
+	// the next resolution. While ρ̂_i < 1/2 (outages that end one by one) nothing is lifted,
+	// probed or forgiven. The incident's own calls stay out of the recovery rate μ̂. 0: off.
+	IncidentProbe int `yaml:"incident_probe,omitempty" json:"incident_probe,omitempty"`
 }
 
 // Validate checks the configuration; key locates it in error messages.
@@ -109,8 +120,8 @@ func (c HealthConfig) Validate(key string) error {
 		return fmt.Errorf("%s.pool_rate = %v: must be in [0, 1]", key, c.PoolRate)
 	case !(c.PoolInit >= 0 && c.PoolInit <= 1):
 		return fmt.Errorf("%s.pool_init = %v: must be in [0, 1]", key, c.PoolInit)
-	case c.MaskBase < 0 || c.MaskMax < 0 || c.ProviderMaskAfter < 0 || c.CohortWindow < 0:
-		return fmt.Errorf("%s: mask_base, mask_max, provider_mask_after and cohort_window must be >= 0", key)
+	case c.MaskBase < 0 || c.MaskMax < 0 || c.ProviderMaskAfter < 0 || c.CohortWindow < 0 || c.IncidentProbe < 0:
+		return fmt.Errorf("%s: mask_base, mask_max, provider_mask_after, cohort_window and incident_probe must be >= 0", key)
 	case c.ProviderLearned && c.SiblingStrength == 0:
 		return fmt.Errorf("%s.provider_learned needs sibling_strength > 0 (the correlation it waits for)", key)
 	}
@@ -142,6 +153,7 @@ type HealthLayer struct {
 	// recovery, and how many executed.
 	cohortRecovered        map[int]int
 	cohortCalls, cohortUps float64
+	inc                    incidentState
 	// decayByGap[g] = 2^(−g/H) for gaps below decayTableLen, so an estimate costs no math.Exp2.
 	decayByGap []float64
 }
@@ -155,6 +167,22 @@ type toolHealth struct {
 	observed    int     // last step of the current outage already counted as down-time
 	fBefore     float64 // decayed failures before the current outage, at its first failure
 	outageStart int
+	// Fleet incidents: the last success, the last recovery (an execution after a failure), and
+	// whether the tool has recovered from an outage at all (a member of the fleet's incidents).
+	lastOK, recovered int
+	incMember         bool
+}
+
+// incidentState is the fleet's incident (incident_probe): when it opened, its probe schedule,
+// its last resolution and relapse, and the evidence ρ̂_i that resolutions are their members'.
+type incidentState struct {
+	open               bool
+	nextProbe, probes  int
+	resolved, relapsed int // steps; -1: none
+	relapsedOf         int // the resolution the last relapse undid
+	relapseFails       int // failures in a row of the tools the last resolution brought back
+	calls, ups         float64
+	last               int // step of the last decay of calls and ups
 }
 
 type providerHealth struct {
@@ -171,6 +199,7 @@ type providerHealth struct {
 // tools beyond the slice have no provider. It panics on an invalid cfg: callers validate first.
 func NewHealthLayer(cfg HealthConfig, providers []int) *HealthLayer {
 	l := &HealthLayer{provider: providers, pool: cfg.PoolInit}
+	l.inc.resolved, l.inc.relapsed, l.inc.relapsedOf = -1, -1, -1
 	l.Reconfigure(cfg)
 	return l
 }
@@ -243,6 +272,11 @@ func (l *HealthLayer) Estimate(tool, t int) (float64, bool) {
 		return prior * l.siblingUp(p, t), l.providerMasked(p, t)
 	}
 	th := &l.tools[tool]
+	if l.cfg.IncidentProbe > 0 {
+		if r, masked, ok := l.incidentEstimate(th, prior, t); ok {
+			return r, masked
+		}
+	}
 	masked := t < th.maskedUntil || l.providerMasked(p, t)
 	cohortUp := 0.0
 	if th.consecutive > 0 && l.cohortRecoveredSince(th) {
@@ -362,8 +396,15 @@ func (l *HealthLayer) Update(tool, t int, executed bool) {
 	if th.s+th.f < l.cfg.PoolEvidence {
 		l.pool += l.cfg.PoolRate * (y - l.pool)
 	}
+	incidentCall := false
+	if l.cfg.IncidentProbe > 0 {
+		incidentCall = l.incidentUpdate(th, t, executed)
+	}
 	wasDown := th.consecutive > 0
-	if wasDown { // the outage lasted at least until now
+	// The outage lasted at least until now. A probe or a lifted call is the incident's
+	// evidence (its resolution, ρ̂_i), made on the incident's schedule or because another tool
+	// came back, and stays out of μ̂, which prices re-probing one tool on its own.
+	if wasDown && !incidentCall {
 		l.downTime += float64(t - th.observed)
 		th.observed = t
 		if executed {
@@ -445,9 +486,127 @@ func (l *HealthLayer) Update(tool, t int, executed bool) {
 	}
 }
 
+// incidentDownAt is the step since which th is taken as down: its last failure while it is
+// down itself, the relapse of the incident that brought it back if it has not executed since,
+// else −1.
+func (l *HealthLayer) incidentDownAt(th *toolHealth) int {
+	if th.consecutive > 0 {
+		if l.inc.relapsedOf > th.lastFail { // brought back, then taken down again, uncalled
+			return l.inc.relapsed
+		}
+		return th.lastFail
+	}
+	if l.incMemberAt(th, l.inc.relapsed) && l.inc.relapsed > th.lastOK {
+		return l.inc.relapsed
+	}
+	return -1
+}
+
+// incMemberAt reports whether th, up at its last call, belongs to the fleet's incidents at t:
+// it came back from an outage less than a half-life before t.
+func (l *HealthLayer) incMemberAt(th *toolHealth, t int) bool {
+	return th.incMember && (l.cfg.HalfLife == 0 || float64(t-th.recovered) < l.cfg.HalfLife)
+}
+
+// incidentLifted reports whether a tool down since step down is up again by the incident's
+// resolution (the latest fleet event after down is a resolution, and ρ̂_i ≥ 1/2).
+func (l *HealthLayer) incidentLifted(down, t int) bool {
+	return down >= 0 && l.inc.resolved > down && l.inc.resolved > l.inc.relapsed && l.incidentCorrelation(t) >= 0.5
+}
+
+// incidentCorrelation is ρ̂_i: how often a tool down since before a resolution executed when
+// called, with one prior call at 1/2, the evidence decayed with the half-life.
+func (l *HealthLayer) incidentCorrelation(t int) float64 {
+	k := l.decay(l.inc.last, t)
+	return (l.inc.ups*k + 0.5) / (l.inc.calls*k + 1)
+}
+
+// incidentEstimate is th's estimate when the fleet's incident decides it: lifted by a
+// resolution, offered as a probe, or down with its incident's relapse (masked, as its health
+// check would); ok false leaves th to the usual estimate.
+func (l *HealthLayer) incidentEstimate(th *toolHealth, prior float64, t int) (r float64, masked, ok bool) {
+	down := l.incidentDownAt(th)
+	if down < 0 || l.incidentCorrelation(t) < 0.5 {
+		return 0, false, false // up, or outages that end one by one: the tool's own evidence decides
+	}
+	m := l.cfg.PriorStrength
+	k := l.decay(th.last, t)
+	s, fb := th.s*k, th.f*k
+	if th.consecutive > 0 {
+		fb = th.fBefore * l.decay(th.outageStart, t)
+	}
+	before := (s + m*prior) / (s + fb + m) // as reliable as before its outage
+	switch {
+	case l.incidentLifted(down, t):
+		return l.incidentCorrelation(t) * before, false, true
+	case l.inc.open && t >= l.inc.nextProbe:
+		return before, false, true
+	case th.consecutive == 0 || down > th.lastFail: // down with its incident's relapse, never
+		// called since: the incident's probes, not the tool's own, will tell when it is back
+		return 0, true, true
+	}
+	return 0, false, false
+}
+
+// incidentUpdate records one execution of th at t in the fleet's incident, before th's own
+// evidence is updated, and reports whether the call was the incident's (a probe or a call of a
+// tool lifted by a resolution).
+func (l *HealthLayer) incidentUpdate(th *toolHealth, t int, executed bool) (incidentCall bool) {
+	inc := &l.inc
+	down := l.incidentDownAt(th)
+	acts := l.incidentCorrelation(t) >= 0.5
+	lifted := l.incidentLifted(down, t)
+	probe := !lifted && down >= 0 && inc.open && t >= inc.nextProbe && acts
+	// Evidence on ρ̂_i: any call of a tool down since before the last resolution (and no relapse
+	// since), lifted or called on its own estimate, so that outages that end one by one close
+	// the gate even when their tools are rarely lifted.
+	if down >= 0 && inc.resolved > down && inc.resolved > inc.relapsed {
+		k := l.decay(inc.last, t)
+		inc.calls, inc.ups, inc.last = inc.calls*k+1, inc.ups*k, t
+		if executed {
+			inc.ups++
+		}
+	}
+	if executed {
+		if down >= 0 {
+			if !lifted { // a recovery the incident had not foreseen: it resolves
+				inc.resolved, inc.open, inc.relapseFails = t, false, 0
+			}
+			th.incMember, th.recovered = true, t
+			if th.consecutive > 0 && acts {
+				// The outage's failures were the incident's: they say nothing about how
+				// reliable the tool is now that it is back (unless outages end one by one,
+				// as a flaky tool's do).
+				th.f = th.fBefore * l.decay(th.outageStart, th.last)
+			}
+		}
+		if lifted || l.incMemberAt(th, t) {
+			inc.relapseFails = 0
+		}
+		th.lastOK = t
+		return lifted || probe
+	}
+	member := lifted || (th.consecutive == 0 && l.incMemberAt(th, t))
+	if member && inc.relapsed < inc.resolved {
+		if inc.relapseFails++; inc.relapseFails >= 2 {
+			inc.relapsed, inc.relapsedOf = t, inc.resolved
+		}
+	}
+	if probe {
+		inc.probes++
+		inc.nextProbe = t + l.doubling(l.cfg.IncidentProbe, inc.probes+1)
+	}
+	if !inc.open {
+		inc.open, inc.probes, inc.nextProbe = true, 0, t+l.cfg.IncidentProbe
+	}
+	return lifted || probe
+}
+
 // backoff is the mask length after the c-th consecutive failure: D·2^(c−1), capped.
-func (l *HealthLayer) backoff(c int) int {
-	d := l.cfg.MaskBase
+func (l *HealthLayer) backoff(c int) int { return l.doubling(l.cfg.MaskBase, c) }
+
+// doubling is d·2^(c−1), capped by mask_max (and below 2^31 steps).
+func (l *HealthLayer) doubling(d, c int) int {
 	for i := 1; i < c && (l.cfg.MaskMax == 0 || d < l.cfg.MaskMax) && d < math.MaxInt32; i++ {
 		d *= 2
 	}

@@ -22,9 +22,9 @@ const snapshotMagic = "RATEDPOL"
 // snapshotVersion is bumped whenever the layout of any policy's state changes. Version 2 added
 // the reliability layer's sibling correlation, version 3 whether a factored policy has switched
 // to its task-feedback reliability settings, version 4 the reliability layer's incident cohorts,
-// version 5 the kernel relevance model's bandwidth losses; older snapshots are still read
-// (without them).
-const snapshotVersion = 5
+// version 5 the kernel relevance model's bandwidth losses, version 6 the reliability layer's
+// fleet incidents; older snapshots are still read (without them).
+const snapshotVersion = 6
 
 // ErrSnapshotMismatch is wrapped by Restore when the snapshot belongs to another kind of policy
 // (or another relevance model or reliability layer) than the one it is restored into.
@@ -455,6 +455,22 @@ func writeHealth(w *binenc.Writer, l *HealthLayer) {
 	}
 	w.Float64(l.cohortCalls)
 	w.Float64(l.cohortUps)
+	for _, t := range l.tools {
+		w.Int(t.lastOK)
+		w.Int(t.recovered)
+		w.Bool(t.incMember)
+	}
+	inc := &l.inc
+	w.Bool(inc.open)
+	w.Int(inc.nextProbe)
+	w.Int(inc.probes)
+	w.Int(inc.resolved)
+	w.Int(inc.relapsed)
+	w.Int(inc.relapsedOf)
+	w.Int(inc.relapseFails)
+	w.Float64(inc.calls)
+	w.Float64(inc.ups)
+	w.Int(inc.last)
 }
 
 func readHealth(r *binenc.Reader, l *HealthLayer, version uint64) {
@@ -507,6 +523,19 @@ func readHealth(r *binenc.Reader, l *HealthLayer, version uint64) {
 		l.cohortCalls, l.cohortUps = r.Float64(), r.Float64()
 		if r.Err() == nil && (bad(l.cohortCalls) || bad(l.cohortUps) || l.cohortUps > l.cohortCalls) {
 			r.Fail(fmt.Errorf("reliability layer: cohort counts (%v of %v)", l.cohortUps, l.cohortCalls))
+		}
+	}
+	if version >= 6 {
+		for i := range l.tools {
+			t := &l.tools[i]
+			t.lastOK, t.recovered, t.incMember = r.Int(), r.Int(), r.Bool()
+		}
+		inc := &l.inc
+		inc.open, inc.nextProbe, inc.probes = r.Bool(), r.Int(), r.Int()
+		inc.resolved, inc.relapsed, inc.relapsedOf, inc.relapseFails = r.Int(), r.Int(), r.Int(), r.Int()
+		inc.calls, inc.ups, inc.last = r.Float64(), r.Float64(), r.Int()
+		if r.Err() == nil && (bad(inc.calls) || bad(inc.ups) || inc.ups > inc.calls || inc.probes < 0 || inc.relapseFails < 0) {
+			r.Fail(fmt.Errorf("reliability layer: incident state (%v of %v calls, %d probes, %d relapse failures)", inc.ups, inc.calls, inc.probes, inc.relapseFails))
 		}
 	}
 	if r.Err() == nil {
