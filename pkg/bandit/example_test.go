@@ -12,6 +12,12 @@ import (
 // tool 7 (0.8 + 0.141 = 0.941) beats tool 3 (0.6 + 0.141 = 0.741). Its failure masks it for
 // mask_base = 100 steps, and the recovery model puts its chance of being up one step later at
 // 1 − exp(−1/recovery_prior) = 1 − exp(−1/2000) ≈ 0.0005, so the policy falls back to tool 3.
+// The failure also opened a fleet incident (incident_probe = 100): at step 99 tool 7 is still
+// masked (1 − exp(−99/2000) ≈ 0.048); at step 100 a probe is due, and every down tool is
+// estimated as before its outage, unmasked: tool 7 has no evidence but its failure, which belongs
+// to the outage, so r̂ = (0 + 0.5·1)/(0 + 0 + 0.5) = 1 and it runs again (0.941 against 0.741). It
+// executes: the incident resolves, and tool 7, its outage's failure forgiven, is back at
+// r̂ = (1 + 0.5)/(1 + 0 + 0.5) = 1.
 func ExampleNew() {
 	spec, err := bandit.RecommendedSpec()
 	if err != nil {
@@ -39,10 +45,23 @@ func ExampleNew() {
 		fmt.Printf("step 1: tool %d score %.3f relevance %.3f reliability %.3f masked %v\n",
 			s.Candidates[i].Tool, pt.Score, pt.Relevance, pt.Reliability, pt.Masked)
 	}
+	for _, t := range []int{99, 100} {
+		s = step(t)
+		pos := p.Choose(s)
+		r := bandit.Rank(p, s)
+		fmt.Printf("step %d runs tool %d (tool 7: reliability %.3f, masked %v)\n",
+			t, s.Candidates[pos].Tool, r.Parts[0].Reliability, r.Parts[0].Masked)
+		p.Observe(s, pos, bandit.Feedback{Executed: true})
+	}
+	r = bandit.Rank(p, step(101))
+	fmt.Printf("step 101: tool 7 reliability %.3f, masked %v\n", r.Parts[0].Reliability, r.Parts[0].Masked)
 	// Output:
 	// step 0 runs tool 7
 	// step 1: tool 3 score 0.741 relevance 0.741 reliability 1.000 masked false
 	// step 1: tool 7 score 0.000 relevance 0.941 reliability 0.000 masked true
+	// step 99 runs tool 3 (tool 7: reliability 0.048, masked true)
+	// step 100 runs tool 7 (tool 7: reliability 1.000, masked false)
+	// step 101: tool 7 reliability 1.000, masked false
 }
 
 // When the runtime reports task outcomes, the recommended policy's reliability layer switches to
