@@ -706,6 +706,26 @@ func TestHealthLayerIncidentsByHand(t *testing.T) {
 	near(t, "ρ̂_i after a call the gate did not lift", l.incidentCorrelation(159), 0.5)
 }
 
+// TestHealthLayerIncidentGateByHand: ρ̂_i learns from every call of a tool down since before a
+// resolution, lifted or not, so a gate closed by a failed lifted call opens again when such a
+// tool executes on its own estimate (D = 10, m = 1, no half-life).
+func TestHealthLayerIncidentGateByHand(t *testing.T) {
+	l := NewHealthLayer(HealthConfig{PriorStrength: 1, PoolInit: 1, IncidentProbe: 10}, nil)
+	for tool := range 3 {
+		l.Update(tool, tool, true)
+	}
+	l.Update(0, 10, false)
+	l.Update(1, 11, false)
+	l.Update(2, 12, false)
+	l.Update(0, 13, true)  // tool 0 executes before any probe: a resolution at 13, ρ̂_i = 1/2
+	l.Update(1, 14, false) // lifted, fails: ρ̂_i = (0 + 1/2)/(1 + 1); no relapse yet (one failure)
+	near(t, "ρ̂_i after a failed lifted call", l.incidentCorrelation(15), 0.25)
+	r, _ := l.Estimate(2, 15) // gate closed: tool 2 keeps its own estimate, (1 + 1)/(1 + 1 + 1)
+	near(t, "tool 2 with the gate closed", r, 2.0/3)
+	l.Update(2, 15, true) // not lifted, but down since before the resolution: (1 + 1/2)/(2 + 1)
+	near(t, "ρ̂_i after a call on its own estimate", l.incidentCorrelation(16), 0.5)
+}
+
 // TestHealthLayerIncidentCallsStayOutOfRecoveryRate: the recovery model's μ̂ = (recoveries +
 // 1)/(down-time + M) learns from the calls a tool gets on its own estimate, not from the
 // incident's probes and lifted calls (M = 100 steps, D = 5).
