@@ -301,8 +301,7 @@ func (l *HealthLayer) Estimate(tool, t int) (float64, bool) {
 			up = -math.Expm1(-l.recoveryRate() * float64(t-th.lastFail))
 		}
 		up = math.Max(up, cohortUp)
-		fb := th.fBefore * l.decay(th.outageStart, t)
-		r = up * (s + m*prior) / (s + fb + m)
+		r = up * l.beforeOutage(th, prior, t)
 	}
 	if th.consecutive == 0 { // a tool down itself is judged by its own outage
 		r *= l.siblingUp(p, t)
@@ -508,10 +507,22 @@ func (l *HealthLayer) incMemberAt(th *toolHealth, t int) bool {
 	return th.incMember && (l.cfg.HalfLife == 0 || float64(t-th.recovered) < l.cfg.HalfLife)
 }
 
+// beforeOutage is th's estimate at t from its counts without its current outage's failures
+// (all its counts when it is up): as reliable as it was before it went down.
+func (l *HealthLayer) beforeOutage(th *toolHealth, prior float64, t int) float64 {
+	m := l.cfg.PriorStrength
+	k := l.decay(th.last, t)
+	s, f := th.s*k, th.f*k
+	if th.consecutive > 0 {
+		f = th.fBefore * l.decay(th.outageStart, t)
+	}
+	return (s + m*prior) / (s + f + m)
+}
+
 // incidentLifted reports whether a tool down since step down is up again by the incident's
-// resolution (the latest fleet event after down is a resolution, and ρ̂_i ≥ 1/2).
-func (l *HealthLayer) incidentLifted(down, t int) bool {
-	return down >= 0 && l.inc.resolved > down && l.inc.resolved > l.inc.relapsed && l.incidentCorrelation(t) >= 0.5
+// resolution: the latest fleet event after down is a resolution, and ρ̂_i = rho ≥ 1/2.
+func (l *HealthLayer) incidentLifted(down int, rho float64) bool {
+	return down >= 0 && l.inc.resolved > down && l.inc.resolved > l.inc.relapsed && rho >= 0.5
 }
 
 // incidentCorrelation is ρ̂_i: how often a tool down since before a resolution executed when
@@ -526,21 +537,17 @@ func (l *HealthLayer) incidentCorrelation(t int) float64 {
 // check would); ok false leaves th to the usual estimate.
 func (l *HealthLayer) incidentEstimate(th *toolHealth, prior float64, t int) (r float64, masked, ok bool) {
 	down := l.incidentDownAt(th)
-	if down < 0 || l.incidentCorrelation(t) < 0.5 {
-		return 0, false, false // up, or outages that end one by one: the tool's own evidence decides
+	if down < 0 {
+		return 0, false, false // up: the tool's own evidence decides
 	}
-	m := l.cfg.PriorStrength
-	k := l.decay(th.last, t)
-	s, fb := th.s*k, th.f*k
-	if th.consecutive > 0 {
-		fb = th.fBefore * l.decay(th.outageStart, t)
-	}
-	before := (s + m*prior) / (s + fb + m) // as reliable as before its outage
+	rho := l.incidentCorrelation(t)
 	switch {
-	case l.incidentLifted(down, t):
-		return l.incidentCorrelation(t) * before, false, true
+	case rho < 0.5: // outages that end one by one: the tool's own evidence decides
+		return 0, false, false
+	case l.incidentLifted(down, rho):
+		return rho * l.beforeOutage(th, prior, t), false, true
 	case l.inc.open && t >= l.inc.nextProbe:
-		return before, false, true
+		return l.beforeOutage(th, prior, t), false, true
 	case th.consecutive == 0 || down > th.lastFail: // down with its incident's relapse, never
 		// called since: the incident's probes, not the tool's own, will tell when it is back
 		return 0, true, true
@@ -554,8 +561,9 @@ func (l *HealthLayer) incidentEstimate(th *toolHealth, prior float64, t int) (r 
 func (l *HealthLayer) incidentUpdate(th *toolHealth, t int, executed bool) (incidentCall bool) {
 	inc := &l.inc
 	down := l.incidentDownAt(th)
-	acts := l.incidentCorrelation(t) >= 0.5
-	lifted := l.incidentLifted(down, t)
+	rho := l.incidentCorrelation(t)
+	acts := rho >= 0.5
+	lifted := l.incidentLifted(down, rho)
 	probe := !lifted && down >= 0 && inc.open && t >= inc.nextProbe && acts
 	// Evidence on ρ̂_i: any call of a tool down since before the last resolution (and no relapse
 	// since), lifted or called on its own estimate, so that outages that end one by one close
