@@ -16,7 +16,7 @@ type Spec struct {
 	// Kind: static, prior_only, blacklist, retry, rated (discounted LinUCB), linucb (γ = 1),
 	// global_mab, sw_ucb, circuit_breaker, batch_grpo, factored (relevance model × reliability
 	// layer × fusion), and the simulator's upper bounds oracle_availability, oracle_task,
-	// oracle_expected, oracle_fallback and oracle_detect (sim.NewPolicy builds those).
+	// oracle_expected, oracle_fallback, oracle_detect and oracle_detect_once (sim.NewPolicy builds those).
 	Kind      string  `yaml:"kind" json:"kind"`
 	Alpha     float64 `yaml:"alpha,omitempty" json:"alpha,omitempty"`
 	Gamma     float64 `yaml:"gamma,omitempty" json:"gamma,omitempty"`
@@ -102,7 +102,7 @@ var RelevanceModels = []string{"calibrated", "semantic", "residual", "rated", "k
 
 // OracleKinds are the policy kinds that see the simulator's schedule: upper bounds, labelled
 // as such, built by the simulator rather than by New.
-var OracleKinds = []string{"oracle_availability", "oracle_task", "oracle_expected", "oracle_fallback", "oracle_detect"}
+var OracleKinds = []string{"oracle_availability", "oracle_task", "oracle_expected", "oracle_fallback", "oracle_detect", "oracle_detect_once"}
 
 // IsOracle reports whether kind is one of OracleKinds.
 func IsOracle(kind string) bool {
@@ -141,7 +141,7 @@ func (s Spec) NeedsCalibration() bool {
 
 // Kinds lists the known policy kinds.
 var Kinds = []string{"static", "prior_only", "blacklist", "retry", "rated", "linucb", "global_mab", "sw_ucb",
-	"circuit_breaker", "batch_grpo", "factored", "oracle_availability", "oracle_task", "oracle_expected", "oracle_fallback", "oracle_detect"}
+	"circuit_breaker", "batch_grpo", "factored", "oracle_availability", "oracle_task", "oracle_expected", "oracle_fallback", "oracle_detect", "oracle_detect_once"}
 
 // Validate checks the spec; key is its location in the config (e.g. "policies[3]") and is named
 // in the error.

@@ -249,6 +249,12 @@ const (
 	// outage that it would run a down tool, it runs it and fails, and only then avoids it;
 	// recoveries it sees for free. No causal policy detects an outage without a failed call.
 	OracleDetect = "oracle_detect"
+	// OracleDetectOnce pays for detection once per tool: the first time it would run a tool
+	// that is down it runs it and fails, and from then on it knows that tool's outages, their
+	// starts as well as their ends. It bounds the policies that cannot know a tool is down
+	// before they have seen it fail once, whatever they learn from its failures afterwards (a
+	// flapping tool's period included).
+	OracleDetectOnce = "oracle_detect_once"
 )
 
 type oracle struct {
@@ -311,7 +317,7 @@ func (o *oracle) Choose(s *bandit.Step) int {
 			}
 		}
 		return max(best, 0)
-	case OracleDetect:
+	case OracleDetect, OracleDetectOnce:
 		for i, c := range s.Candidates {
 			if !s.Allowed(i) {
 				continue
@@ -319,7 +325,8 @@ func (o *oracle) Choose(s *bandit.Step) int {
 			if o.since[i] < 0 {
 				return i // up (a flaky tool counts as up: its coins are not outages)
 			}
-			if paid, ok := o.paid[c.Tool]; !ok || paid != o.since[i] {
+			paid, ok := o.paid[c.Tool]
+			if !ok || (o.kind == OracleDetect && paid != o.since[i]) {
 				o.paid[c.Tool] = o.since[i] // runs it once in this outage, and fails
 				return i
 			}

@@ -338,6 +338,15 @@ func TestDetectAndExpectedOraclesByHand(t *testing.T) {
 			t.Fatalf("step %d: %+v, want %d failed attempts", i, s, wantFailed[i])
 		}
 	}
+	// The detect-once oracle pays only the first outage: it fails at 0, then knows tool 0's
+	// outages, its second one (from step 4) included.
+	once, _ := NewPolicy(bandit.Spec{Name: "o", Kind: "oracle_detect_once"}, bandit.Env{})
+	wantFailed = []int{1, 0, 0, 0, 0, 0}
+	for i, s := range Run(w, []int{0, 0, 0, 0, 0, 0}, sched, once, 2, 1, execution, 1) {
+		if s.FailedAttempts != wantFailed[i] {
+			t.Fatalf("detect-once, step %d: %+v, want %d failed attempts", i, s, wantFailed[i])
+		}
+	}
 	// Expected oracle: tool 0 is flaky (p = 0.3) and slightly more relevant than tool 1; it runs
 	// tool 1 (0.5·1 > 0.6·0.3) whatever the coin says.
 	sched = NewSchedule(Scenario{Name: "s", Theta: 1, Events: []Event{{Kind: EventFlaky, Start: 0, SuccessProb: 0.3,
