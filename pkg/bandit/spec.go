@@ -140,8 +140,8 @@ func (s Spec) NeedsCalibration() bool {
 }
 
 // Kinds lists the known policy kinds.
-var Kinds = []string{"static", "prior_only", "blacklist", "retry", "rated", "linucb", "global_mab", "sw_ucb",
-	"circuit_breaker", "batch_grpo", "factored", "oracle_availability", "oracle_task", "oracle_expected", "oracle_fallback", "oracle_detect", "oracle_detect_once"}
+var Kinds = append([]string{"static", "prior_only", "blacklist", "retry", "rated", "linucb", "global_mab", "sw_ucb",
+	"circuit_breaker", "batch_grpo", "factored"}, OracleKinds...)
 
 // Validate checks the spec; key is its location in the config (e.g. "policies[3]") and is named
 // in the error.

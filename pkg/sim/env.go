@@ -327,7 +327,7 @@ func (o *oracle) Choose(s *bandit.Step) int {
 			}
 			paid, ok := o.paid[c.Tool]
 			if !ok || (o.kind == OracleDetect && paid != o.since[i]) {
-				o.paid[c.Tool] = o.since[i] // runs it once in this outage, and fails
+				o.paid[c.Tool] = o.since[i] // runs it once in this outage (once ever: detect-once), and fails
 				return i
 			}
 		}
