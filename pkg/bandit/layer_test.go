@@ -2,6 +2,7 @@ package bandit
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -127,6 +128,8 @@ func TestHealthConfigValidate(t *testing.T) {
 		{PriorStrength: 1, MaskBase: -1},
 		{PriorStrength: 1, CohortWindow: -1},
 		{PriorStrength: 1, IncidentProbe: -1},
+		{PriorStrength: 1, IncidentEarlyProbe: true},
+		{PriorStrength: 1, RelapseAfterOne: true},
 		{PriorStrength: 1, CohortWindow: 10, CohortStrength: math.NaN()},
 		{PriorStrength: math.NaN()},
 	}
@@ -706,6 +709,107 @@ func TestHealthLayerIncidentsByHand(t *testing.T) {
 	near(t, "ρ̂_i after a call the gate did not lift", l.incidentCorrelation(159), 0.5)
 }
 
+// TestHealthLayerEarlyProbeByHand: with incident_early_probe a tool held down by its fleet's
+// relapse is offered before the incident's first probe, at q(t) times its estimate before the
+// outage, q(t) = (t − a − D)/(o − a) clipped to [0, 1], a the fleet's last execution before the
+// incident opened and o the failure that opened it (D = 10, m = 1, no half-life, no masks).
+func TestHealthLayerEarlyProbeByHand(t *testing.T) {
+	for _, early := range []bool{false, true} {
+		l := NewHealthLayer(HealthConfig{PriorStrength: 1, PoolInit: 1, IncidentProbe: 10, IncidentEarlyProbe: early}, nil)
+		expect := func(what string, tool, step int, want float64, wantMasked bool) {
+			t.Helper()
+			r, masked := l.Estimate(tool, step)
+			near(t, fmt.Sprintf("%s (early probe %v)", what, early), r, want)
+			if masked != wantMasked {
+				t.Fatalf("%s (early probe %v): masked = %v, want %v", what, early, masked, wantMasked)
+			}
+		}
+		for tool := range 3 {
+			l.Update(tool, tool, true)
+		}
+		l.Update(0, 10, false) // the fleet goes down: an incident opens, its probe due at 20
+		l.Update(1, 11, false)
+		l.Update(2, 12, false)
+		l.Update(0, 20, true) // the probe executes: tools 1 and 2 are lifted
+		l.Update(1, 22, true) // lifted calls: members of the fleet, its last execution at 24
+		l.Update(2, 24, true)
+		l.Update(0, 30, false) // a member fails: a new incident opens at 30, its probe due at 40
+		l.Update(1, 31, false) // a second in a row: the relapse
+		// Tool 2 (s = 2, its outage's failure forgiven when it came back: f = 0) is held down by
+		// the relapse. Before the outage it was (2 + 1)/(2 + 0 + 1) = 1. The outage began after
+		// 24 and by 30: with the option, q(t) = (t − 34)/6.
+		expect("held tool, q < 0", 2, 33, 0, true)
+		if early {
+			expect("held tool, q = 1/2", 2, 37, 0.5, false)
+			expect("held tool, q = 5/6", 2, 39, 5.0/6, false)
+		} else {
+			expect("held tool before the probe", 2, 37, 0, true)
+		}
+		expect("held tool at the probe", 2, 40, 1, false)
+		l.Update(0, 40, false) // the probe fails (tool 0 is down itself): next one at 60
+		// Once the incident has probed, its schedule decides: no early offers.
+		expect("held tool after a failed probe", 2, 45, 0, true)
+	}
+}
+
+// TestHealthLayerRelapseAfterOneByHand: with relapse_after_one, once the fleet has relapsed,
+// one failure of a tool it brought back is the next relapse; without it, two in a row are
+// (D = 10, m = 1, no half-life, no masks).
+func TestHealthLayerRelapseAfterOneByHand(t *testing.T) {
+	for _, one := range []bool{false, true} {
+		l := NewHealthLayer(HealthConfig{PriorStrength: 1, PoolInit: 1, IncidentProbe: 10, RelapseAfterOne: one}, nil)
+		for tool := range 3 {
+			l.Update(tool, tool, true)
+		}
+		l.Update(0, 10, false) // the fleet goes down; the probe at 20 brings it back
+		l.Update(1, 11, false)
+		l.Update(0, 20, true)
+		l.Update(1, 21, true)
+		l.Update(0, 30, false) // one failure: no relapse yet, under either rule (the first)
+		if _, masked := l.Estimate(1, 30); masked {
+			t.Fatalf("relapse after one %v: one failure before any relapse must not hold the fleet", one)
+		}
+		l.Update(1, 31, false) // two in a row: the fleet's first relapse
+		l.Update(1, 40, true)  // the incident's probe brings it back
+		l.Update(0, 41, true)
+		l.Update(0, 50, false) // one failure of a member
+		// Tool 1, back since 40 and not called since, is held down only if that one failure
+		// was a relapse: (0, masked); otherwise it keeps its estimate, (2 + 1)/(2 + 0 + 1) = 1.
+		r, masked := l.Estimate(1, 51)
+		if one && (r != 0 || !masked) {
+			t.Fatalf("relapse after one: tool 1 r̂ %v masked %v after the fleet's second relapse, want 0, masked", r, masked)
+		}
+		if !one {
+			near(t, "tool 1 after one failure of a member (two needed)", r, 1)
+			if masked {
+				t.Fatal("two failures needed: tool 1 must not be masked after one")
+			}
+		}
+	}
+}
+
+// TestHealthLayerProviderSuccessUnmasksByHand: with provider_success_unmasks, a tool of a masked
+// provider that executes ends the provider's mask; its siblings' own masks still hold
+// (mask D = 100, a provider mask after 2 distinct failures).
+func TestHealthLayerProviderSuccessUnmasksByHand(t *testing.T) {
+	for _, unmask := range []bool{false, true} {
+		cfg := HealthConfig{PriorStrength: 1, PoolInit: 1, MaskBase: 100, ProviderStrength: 1, ProviderMaskAfter: 2, ProviderSuccessUnmasks: unmask}
+		l := NewHealthLayer(cfg, []int{0, 0, 0, 0})
+		l.Update(1, 1, false)
+		l.Update(2, 2, false) // two distinct tools: provider 0 masked until 2 + 1 + 100 = 103
+		if _, masked := l.Estimate(3, 10); !masked {
+			t.Fatalf("unmask %v: the provider must be masked after two distinct failures", unmask)
+		}
+		l.Update(0, 10, true) // a tool of it runs (a call the mask did not stop)
+		if _, masked := l.Estimate(3, 11); masked != !unmask {
+			t.Fatalf("unmask %v: untried sibling masked = %v after a provider success, want %v", unmask, masked, !unmask)
+		}
+		if _, masked := l.Estimate(1, 11); !masked {
+			t.Fatalf("unmask %v: tool 1's own mask (until 102) must hold", unmask)
+		}
+	}
+}
+
 // TestHealthLayerIncidentGateByHand: ρ̂_i learns from every call of a tool down since before a
 // resolution, lifted or not, so a gate closed by a failed lifted call opens again when such a
 // tool executes on its own estimate (D = 10, m = 1, no half-life).
@@ -826,7 +930,8 @@ func TestRestoreVersion1Snapshot(t *testing.T) {
 	}
 	layer := *spec.Reliability
 	layer.SiblingStrength = 0
-	layer.IncidentProbe = 0 // nor fleet incidents
+	layer.IncidentProbe = 0 // nor fleet incidents (nor their refinements)
+	layer.IncidentEarlyProbe, layer.RelapseAfterOne, layer.ProviderSuccessUnmasks = false, false, false
 	spec.Reliability = &layer
 	spec.TaskReliability = nil // that build had no task-feedback settings either
 	rel := *spec.Relevance

@@ -101,6 +101,23 @@ type HealthConfig struct {
 	// the next resolution. While ρ̂_i < 1/2 (outages that end one by one) nothing is lifted,
 	// probed or forgiven. The incident's own calls stay out of the recovery rate μ̂. 0: off.
 	IncidentProbe int `yaml:"incident_probe,omitempty" json:"incident_probe,omitempty"`
+	// IncidentEarlyProbe: a tool held down by its fleet's relapse may be called before the
+	// incident's first probe is due. The outage began between the fleet's last execution before
+	// the incident opened and the failure that opened it; if it lasts D steps, the fleet is back
+	// by t with probability q(t), rising linearly from 0 (D after that execution) to 1 (D after
+	// the opening failure), and the held tool is estimated at q(t) times its estimate before the
+	// outage, unmasked: called early only where that beats the other candidates, a failed call
+	// costing little. Needs incident_probe.
+	IncidentEarlyProbe bool `yaml:"incident_early_probe,omitempty" json:"incident_early_probe,omitempty"`
+	// RelapseAfterOne: once the fleet has relapsed within a half-life, one failure of a tool it
+	// brought back marks the next relapse, not two (a fleet seen to flap is believed at its
+	// first failure). Needs incident_probe.
+	RelapseAfterOne bool `yaml:"relapse_after_one,omitempty" json:"relapse_after_one,omitempty"`
+	// ProviderSuccessUnmasks: a provider's mask ends when one of its tools executes (a call the
+	// mask did not stop: an incident's probe or lifted call, or a step whose every candidate was
+	// masked). The mask said the provider was down as a whole; a tool of it that runs says it
+	// is not, and its healthy siblings are no longer held.
+	ProviderSuccessUnmasks bool `yaml:"provider_success_unmasks,omitempty" json:"provider_success_unmasks,omitempty"`
 }
 
 // Validate checks the configuration; key locates it in error messages.
@@ -124,6 +141,8 @@ func (c HealthConfig) Validate(key string) error {
 		return fmt.Errorf("%s: mask_base, mask_max, provider_mask_after, cohort_window and incident_probe must be >= 0", key)
 	case c.ProviderLearned && c.SiblingStrength == 0:
 		return fmt.Errorf("%s.provider_learned needs sibling_strength > 0 (the correlation it waits for)", key)
+	case (c.IncidentEarlyProbe || c.RelapseAfterOne) && c.IncidentProbe == 0:
+		return fmt.Errorf("%s: incident_early_probe and relapse_after_one need incident_probe > 0 (the fleet incidents they refine)", key)
 	}
 	return nil
 }
@@ -183,6 +202,10 @@ type incidentState struct {
 	relapseFails       int // failures in a row of the tools the last resolution brought back
 	calls, ups         float64
 	last               int // step of the last decay of calls and ups
+	// Where the current incident's outage began (incident_early_probe): after the fleet's last
+	// execution before it opened (openedAfter; −1: none) and by the failure that opened it.
+	openedAt, openedAfter int
+	memberOK              int // the fleet's last execution (a lifted tool or a member); −1: none
 }
 
 type providerHealth struct {
@@ -200,6 +223,7 @@ type providerHealth struct {
 func NewHealthLayer(cfg HealthConfig, providers []int) *HealthLayer {
 	l := &HealthLayer{provider: providers, pool: cfg.PoolInit}
 	l.inc.resolved, l.inc.relapsed, l.inc.relapsedOf = -1, -1, -1
+	l.inc.openedAfter, l.inc.memberOK = -1, -1
 	l.Reconfigure(cfg)
 	return l
 }
@@ -458,6 +482,9 @@ func (l *HealthLayer) Update(tool, t int, executed bool) {
 		ph.failedTools = nil
 		ph.consecutive = 0
 		ph.suspect = false
+		if l.cfg.ProviderSuccessUnmasks {
+			ph.maskedUntil = 0
+		}
 		return
 	}
 	// Suspicion dates from a tool's first failure of its outage: re-probes of a tool that stays
@@ -550,9 +577,24 @@ func (l *HealthLayer) incidentEstimate(th *toolHealth, prior float64, t int) (r 
 		return l.beforeOutage(th, prior, t), false, true
 	case th.consecutive == 0 || down > th.lastFail: // down with its incident's relapse, never
 		// called since: the incident's probes, not the tool's own, will tell when it is back
+		if q := l.earlyProbeChance(t); q > 0 {
+			return q * l.beforeOutage(th, prior, t), false, true
+		}
 		return 0, true, true
 	}
 	return 0, false, false
+}
+
+// earlyProbeChance is q(t) of incident_early_probe: the probability that the fleet's outage,
+// begun at a uniform step after inc.openedAfter and by inc.openedAt and lasting D steps, is over
+// at t; 0 when the option is off or the incident's first probe has been made.
+func (l *HealthLayer) earlyProbeChance(t int) float64 {
+	inc := &l.inc
+	if !l.cfg.IncidentEarlyProbe || !inc.open || inc.probes > 0 || inc.openedAfter < 0 || inc.openedAfter >= inc.openedAt {
+		return 0
+	}
+	q := float64(t-inc.openedAfter-l.cfg.IncidentProbe) / float64(inc.openedAt-inc.openedAfter)
+	return math.Max(0, math.Min(1, q))
 }
 
 // incidentUpdate records one execution of th at t in the fleet's incident, before th's own
@@ -589,14 +631,18 @@ func (l *HealthLayer) incidentUpdate(th *toolHealth, t int, executed bool) (inci
 			}
 		}
 		if lifted || l.incMemberAt(th, t) {
-			inc.relapseFails = 0
+			inc.relapseFails, inc.memberOK = 0, t
 		}
 		th.lastOK = t
 		return lifted || probe
 	}
 	member := lifted || (th.consecutive == 0 && l.incMemberAt(th, t))
 	if member && inc.relapsed < inc.resolved {
-		if inc.relapseFails++; inc.relapseFails >= 2 {
+		need := 2
+		if l.cfg.RelapseAfterOne && inc.relapsed >= 0 && (l.cfg.HalfLife == 0 || float64(t-inc.relapsed) < l.cfg.HalfLife) {
+			need = 1 // the fleet has flapped before: its first failure is believed
+		}
+		if inc.relapseFails++; inc.relapseFails >= need {
 			inc.relapsed, inc.relapsedOf = t, inc.resolved
 		}
 	}
@@ -606,6 +652,7 @@ func (l *HealthLayer) incidentUpdate(th *toolHealth, t int, executed bool) (inci
 	}
 	if !inc.open {
 		inc.open, inc.probes, inc.nextProbe = true, 0, t+l.cfg.IncidentProbe
+		inc.openedAt, inc.openedAfter = t, inc.memberOK
 	}
 	return lifted || probe
 }

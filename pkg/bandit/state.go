@@ -23,8 +23,9 @@ const snapshotMagic = "RATEDPOL"
 // the reliability layer's sibling correlation, version 3 whether a factored policy has switched
 // to its task-feedback reliability settings, version 4 the reliability layer's incident cohorts,
 // version 5 the kernel relevance model's bandwidth losses, version 6 the reliability layer's
-// fleet incidents; older snapshots are still read (without them).
-const snapshotVersion = 6
+// fleet incidents, version 7 where an incident's outage began (incident_early_probe); older
+// snapshots are still read (without them).
+const snapshotVersion = 7
 
 // ErrSnapshotMismatch is wrapped by Restore when the snapshot belongs to another kind of policy
 // (or another relevance model or reliability layer) than the one it is restored into.
@@ -471,6 +472,9 @@ func writeHealth(w *binenc.Writer, l *HealthLayer) {
 	w.Float64(inc.calls)
 	w.Float64(inc.ups)
 	w.Int(inc.last)
+	w.Int(inc.openedAt)
+	w.Int(inc.openedAfter)
+	w.Int(inc.memberOK)
 }
 
 func readHealth(r *binenc.Reader, l *HealthLayer, version uint64) {
@@ -537,6 +541,10 @@ func readHealth(r *binenc.Reader, l *HealthLayer, version uint64) {
 		if r.Err() == nil && (bad(inc.calls) || bad(inc.ups) || inc.ups > inc.calls || inc.probes < 0 || inc.relapseFails < 0) {
 			r.Fail(fmt.Errorf("reliability layer: incident state (%v of %v calls, %d probes, %d relapse failures)", inc.ups, inc.calls, inc.probes, inc.relapseFails))
 		}
+	}
+	if version >= 7 {
+		inc := &l.inc
+		inc.openedAt, inc.openedAfter, inc.memberOK = r.Int(), r.Int(), r.Int()
 	}
 	if r.Err() == nil {
 		for i, t := range l.tools {
