@@ -202,10 +202,9 @@ type incidentState struct {
 	relapseFails       int // failures in a row of the tools the last resolution brought back
 	calls, ups         float64
 	last               int // step of the last decay of calls and ups
-	// Where the current incident's outage began (incident_early_probe): after the fleet's last
-	// execution before it opened (openedAfter; −1: none) and by the failure that opened it.
-	openedAt, openedAfter int
-	memberOK              int // the fleet's last execution (a lifted tool or a member); −1: none
+	// The fleet's last execution (a lifted tool or a member; −1: none), and that step when the
+	// current incident opened (incident_early_probe: its outage began after it).
+	memberOK, openedAfter int
 }
 
 type providerHealth struct {
@@ -531,7 +530,13 @@ func (l *HealthLayer) incidentDownAt(th *toolHealth) int {
 // incMemberAt reports whether th, up at its last call, belongs to the fleet's incidents at t:
 // it came back from an outage less than a half-life before t.
 func (l *HealthLayer) incMemberAt(th *toolHealth, t int) bool {
-	return th.incMember && (l.cfg.HalfLife == 0 || float64(t-th.recovered) < l.cfg.HalfLife)
+	return th.incMember && l.withinHalfLife(th.recovered, t)
+}
+
+// withinHalfLife reports whether step since is less than a half-life before t (always, with
+// no half-life).
+func (l *HealthLayer) withinHalfLife(since, t int) bool {
+	return l.cfg.HalfLife == 0 || float64(t-since) < l.cfg.HalfLife
 }
 
 // beforeOutage is th's estimate at t from its counts without its current outage's failures
@@ -586,14 +591,17 @@ func (l *HealthLayer) incidentEstimate(th *toolHealth, prior float64, t int) (r 
 }
 
 // earlyProbeChance is q(t) of incident_early_probe: the probability that the fleet's outage,
-// begun at a uniform step after inc.openedAfter and by inc.openedAt and lasting D steps, is over
-// at t; 0 when the option is off or the incident's first probe has been made.
+// begun at a uniform step after inc.openedAfter and by the failure that opened the incident
+// (its first probe, due D steps later, not yet made), lasting D steps, is over at t; 0 when the
+// option is off or the first probe has been made.
 func (l *HealthLayer) earlyProbeChance(t int) float64 {
 	inc := &l.inc
-	if !l.cfg.IncidentEarlyProbe || !inc.open || inc.probes > 0 || inc.openedAfter < 0 || inc.openedAfter >= inc.openedAt {
+	d := l.cfg.IncidentProbe
+	opened := inc.nextProbe - d // while no probe has been made
+	if !l.cfg.IncidentEarlyProbe || !inc.open || inc.probes > 0 || inc.openedAfter < 0 || inc.openedAfter >= opened {
 		return 0
 	}
-	q := float64(t-inc.openedAfter-l.cfg.IncidentProbe) / float64(inc.openedAt-inc.openedAfter)
+	q := float64(t-inc.openedAfter-d) / float64(opened-inc.openedAfter)
 	return math.Max(0, math.Min(1, q))
 }
 
@@ -639,7 +647,7 @@ func (l *HealthLayer) incidentUpdate(th *toolHealth, t int, executed bool) (inci
 	member := lifted || (th.consecutive == 0 && l.incMemberAt(th, t))
 	if member && inc.relapsed < inc.resolved {
 		need := 2
-		if l.cfg.RelapseAfterOne && inc.relapsed >= 0 && (l.cfg.HalfLife == 0 || float64(t-inc.relapsed) < l.cfg.HalfLife) {
+		if l.cfg.RelapseAfterOne && inc.relapsed >= 0 && l.withinHalfLife(inc.relapsed, t) {
 			need = 1 // the fleet has flapped before: its first failure is believed
 		}
 		if inc.relapseFails++; inc.relapseFails >= need {
@@ -652,7 +660,7 @@ func (l *HealthLayer) incidentUpdate(th *toolHealth, t int, executed bool) (inci
 	}
 	if !inc.open {
 		inc.open, inc.probes, inc.nextProbe = true, 0, t+l.cfg.IncidentProbe
-		inc.openedAt, inc.openedAfter = t, inc.memberOK
+		inc.openedAfter = inc.memberOK
 	}
 	return lifted || probe
 }

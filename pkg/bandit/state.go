@@ -472,7 +472,6 @@ func writeHealth(w *binenc.Writer, l *HealthLayer) {
 	w.Float64(inc.calls)
 	w.Float64(inc.ups)
 	w.Int(inc.last)
-	w.Int(inc.openedAt)
 	w.Int(inc.openedAfter)
 	w.Int(inc.memberOK)
 }
@@ -544,7 +543,7 @@ func readHealth(r *binenc.Reader, l *HealthLayer, version uint64) {
 	}
 	if version >= 7 {
 		inc := &l.inc
-		inc.openedAt, inc.openedAfter, inc.memberOK = r.Int(), r.Int(), r.Int()
+		inc.openedAfter, inc.memberOK = r.Int(), r.Int()
 	}
 	if r.Err() == nil {
 		for i, t := range l.tools {
