@@ -130,6 +130,10 @@ func TestHealthConfigValidate(t *testing.T) {
 		{PriorStrength: 1, IncidentProbe: -1},
 		{PriorStrength: 1, IncidentEarlyProbe: true},
 		{PriorStrength: 1, RelapseAfterOne: true},
+		{PriorStrength: 1, IncidentEvidenceWindow: true},
+		{PriorStrength: 1, IncidentGateErrors: 1},
+		{PriorStrength: 1, IncidentProbe: 10, IncidentGateErrors: -1},
+		{PriorStrength: 1, IncidentProbe: 10, IncidentGateErrors: math.NaN()},
 		{PriorStrength: 1, CohortWindow: 10, CohortStrength: math.NaN()},
 		{PriorStrength: math.NaN()},
 	}
@@ -752,6 +756,61 @@ func TestHealthLayerEarlyProbeByHand(t *testing.T) {
 	}
 }
 
+// TestHealthLayerEvidenceWindowAndGateErrorsByHand: incident_evidence_window keeps a lifted call made more
+// than D steps after the resolution out of ρ̂_i, and incident_gate_errors z keeps the incidents
+// acting while ρ̂_i + z·√(ρ̂_i(1 − ρ̂_i)/n) reaches 1/2 (D = 10, m = 1, no half-life, no masks,
+// no reset on failure).
+func TestHealthLayerEvidenceWindowAndGateErrorsByHand(t *testing.T) {
+	// history plays the fleet: tools 0, 1 and 2 ran (tool 2 three times), went down at 1–4 (an
+	// incident opens at 1, its probe due at 11), the probe of tool 0 at 11 resolves it and
+	// lifts tools 1 and 2; then tool 1, lifted, is called at step late and fails: one failure,
+	// no relapse (two are needed).
+	history := func(cfg HealthConfig, late int) *HealthLayer {
+		l := NewHealthLayer(cfg, nil)
+		l.Update(2, 0, true)
+		l.Update(2, 0, true)
+		l.Update(2, 0, true)
+		l.Update(0, 1, false)
+		l.Update(1, 2, false)
+		l.Update(2, 4, false)
+		l.Update(0, 11, true)
+		l.Update(1, late, false)
+		return l
+	}
+	base := HealthConfig{PriorStrength: 1, PoolInit: 1, IncidentProbe: 10}
+	// Tool 2 before its outage: (3 + 1)/(3 + 0 + 1) = 1; on its own evidence, s = 3, f = 1:
+	// (3 + 1)/(3 + 1 + 1) = 0.8. Lifted, it is ρ̂_i · 1.
+	cases := []struct {
+		name      string
+		window    bool
+		z         float64
+		late      int
+		rho, want float64
+	}{
+		// Counted, the failed call makes ρ̂_i = (0 + 1/2)/(1 + 1) = 1/4: the gate closes.
+		{"no window, 30 steps after", false, 0, 41, 0.25, 0.8},
+		// Outside the window (41 − 11 > 10) it is not evidence: ρ̂_i = 1/2, tool 2 still lifted.
+		{"window, 30 steps after", true, 0, 41, 0.5, 0.5},
+		// Inside it (21 − 11 ≤ 10) it counts as before.
+		{"window, 10 steps after", true, 0, 21, 0.25, 0.8},
+		// z = 1: 1/4 + √(3/16 / 2) = 0.556 ≥ 1/2, the incidents still act: 1/4 · 1.
+		{"z = 1", false, 1, 41, 0.25, 0.25},
+		// z = 1/4: 1/4 + 0.077 < 1/2, closed.
+		{"z = 1/4", false, 0.25, 41, 0.25, 0.8},
+	}
+	for _, c := range cases {
+		cfg := base
+		cfg.IncidentEvidenceWindow, cfg.IncidentGateErrors = c.window, c.z
+		l := history(cfg, c.late)
+		near(t, c.name+": ρ̂_i", l.incidentCorrelation(c.late+1), c.rho)
+		r, masked := l.Estimate(2, c.late+1)
+		near(t, c.name+": tool 2", r, c.want)
+		if masked {
+			t.Fatalf("%s: tool 2 masked (no masks configured)", c.name)
+		}
+	}
+}
+
 // TestHealthLayerRelapseAfterOneByHand: with relapse_after_one, once the fleet has relapsed,
 // one failure of a tool it brought back is the next relapse; without it, two in a row are
 // (D = 10, m = 1, no half-life, no masks).
@@ -932,6 +991,7 @@ func TestRestoreVersion1Snapshot(t *testing.T) {
 	layer.SiblingStrength = 0
 	layer.IncidentProbe = 0 // nor fleet incidents (nor their refinements)
 	layer.IncidentEarlyProbe, layer.RelapseAfterOne, layer.ProviderSuccessUnmasks = false, false, false
+	layer.IncidentGateErrors, layer.IncidentEvidenceWindow = 0, false
 	spec.Reliability = &layer
 	spec.TaskReliability = nil // that build had no task-feedback settings either
 	rel := *spec.Relevance

@@ -118,6 +118,22 @@ type HealthConfig struct {
 	// masked). The mask said the provider was down as a whole; a tool of it that runs says it
 	// is not, and its healthy siblings are no longer held.
 	ProviderSuccessUnmasks bool `yaml:"provider_success_unmasks,omitempty" json:"provider_success_unmasks,omitempty"`
+	// IncidentGateErrors z: the fleet incidents act while ρ̂_i plus z standard errors of it,
+	// z·√(ρ̂_i(1 − ρ̂_i)/n), n the decayed calls behind it with the prior one, reaches 1/2, not
+	// while ρ̂_i itself does. Closing the gate wrongly holds a whole fleet that is back until a
+	// tool's own re-probe (hundreds of steps); keeping it open wrongly costs a few lifted calls
+	// that fail and mark a relapse. One lifted call that fails at the fleet's next outage,
+	// after a single one that ran, leaves ρ̂_i just under 1/2 (the failure is the more recent),
+	// and with z = 0 that alone closes the gate. Needs incident_probe when > 0.
+	IncidentGateErrors float64 `yaml:"incident_gate_errors,omitempty" json:"incident_gate_errors,omitempty"`
+	// IncidentEvidenceWindow: a call is evidence on ρ̂_i only within D steps (incident_probe)
+	// of the resolution it would judge. A tool lifted by a resolution and first called after
+	// the fleet has gone down again fails with the new outage, which says nothing about
+	// whether the resolution was its; counted, one such call closes the gate of a fleet that
+	// has only begun to flap, and nothing lifted is called again to reopen it (on default dev,
+	// seed 20 held its flapping fleet back from step 2,484 for most of the run). The window is
+	// set by time, not by the next failure, so it selects no outcome. Needs incident_probe.
+	IncidentEvidenceWindow bool `yaml:"incident_evidence_window,omitempty" json:"incident_evidence_window,omitempty"`
 }
 
 // Validate checks the configuration; key locates it in error messages.
@@ -125,7 +141,8 @@ func (c HealthConfig) Validate(key string) error {
 	for name, v := range map[string]float64{"half_life": c.HalfLife, "pool_rate": c.PoolRate,
 		"pool_evidence": c.PoolEvidence, "provider_strength": c.ProviderStrength,
 		"recovery_prior": c.RecoveryPrior, "recovery_strength": c.RecoveryStrength,
-		"sibling_strength": c.SiblingStrength, "cohort_strength": c.CohortStrength} {
+		"sibling_strength": c.SiblingStrength, "cohort_strength": c.CohortStrength,
+		"incident_gate_errors": c.IncidentGateErrors} {
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("%s.%s = %v: must be a finite number >= 0", key, name, v)
 		}
@@ -141,8 +158,8 @@ func (c HealthConfig) Validate(key string) error {
 		return fmt.Errorf("%s: mask_base, mask_max, provider_mask_after, cohort_window and incident_probe must be >= 0", key)
 	case c.ProviderLearned && c.SiblingStrength == 0:
 		return fmt.Errorf("%s.provider_learned needs sibling_strength > 0 (the correlation it waits for)", key)
-	case (c.IncidentEarlyProbe || c.RelapseAfterOne) && c.IncidentProbe == 0:
-		return fmt.Errorf("%s: incident_early_probe and relapse_after_one need incident_probe > 0 (the fleet incidents they refine)", key)
+	case (c.IncidentEarlyProbe || c.RelapseAfterOne || c.IncidentGateErrors > 0 || c.IncidentEvidenceWindow) && c.IncidentProbe == 0:
+		return fmt.Errorf("%s: incident_early_probe, relapse_after_one, incident_gate_errors and incident_evidence_window need incident_probe > 0 (the fleet incidents they refine)", key)
 	}
 	return nil
 }
@@ -552,9 +569,20 @@ func (l *HealthLayer) beforeOutage(th *toolHealth, prior float64, t int) float64
 }
 
 // incidentLifted reports whether a tool down since step down is up again by the incident's
-// resolution: the latest fleet event after down is a resolution, and ρ̂_i = rho ≥ 1/2.
-func (l *HealthLayer) incidentLifted(down int, rho float64) bool {
-	return down >= 0 && l.inc.resolved > down && l.inc.resolved > l.inc.relapsed && rho >= 0.5
+// resolution: the latest fleet event after down is a resolution, and the incidents act.
+func (l *HealthLayer) incidentLifted(down int, acts bool) bool {
+	return down >= 0 && l.inc.resolved > down && l.inc.resolved > l.inc.relapsed && acts
+}
+
+// incidentActs reports whether the fleet incidents act at t: ρ̂_i = rho reaches 1/2, or with
+// incident_gate_errors z, ρ̂_i plus z standard errors of it does.
+func (l *HealthLayer) incidentActs(rho float64, t int) bool {
+	z := l.cfg.IncidentGateErrors
+	if z == 0 || rho >= 0.5 {
+		return rho >= 0.5
+	}
+	n := l.inc.calls*l.decay(l.inc.last, t) + 1
+	return rho+z*math.Sqrt(rho*(1-rho)/n) >= 0.5
 }
 
 // incidentCorrelation is ρ̂_i: how often a tool down since before a resolution executed when
@@ -573,10 +601,11 @@ func (l *HealthLayer) incidentEstimate(th *toolHealth, prior float64, t int) (r 
 		return 0, false, false // up: the tool's own evidence decides
 	}
 	rho := l.incidentCorrelation(t)
+	acts := l.incidentActs(rho, t)
 	switch {
-	case rho < 0.5: // outages that end one by one: the tool's own evidence decides
+	case !acts: // outages that end one by one: the tool's own evidence decides
 		return 0, false, false
-	case l.incidentLifted(down, rho):
+	case l.incidentLifted(down, acts):
 		return rho * l.beforeOutage(th, prior, t), false, true
 	case l.inc.open && t >= l.inc.nextProbe:
 		return l.beforeOutage(th, prior, t), false, true
@@ -612,13 +641,13 @@ func (l *HealthLayer) incidentUpdate(th *toolHealth, t int, executed bool) (inci
 	inc := &l.inc
 	down := l.incidentDownAt(th)
 	rho := l.incidentCorrelation(t)
-	acts := rho >= 0.5
-	lifted := l.incidentLifted(down, rho)
+	acts := l.incidentActs(rho, t)
+	lifted := l.incidentLifted(down, acts)
 	probe := !lifted && down >= 0 && inc.open && t >= inc.nextProbe && acts
 	// Evidence on ρ̂_i: any call of a tool down since before the last resolution (and no relapse
 	// since), lifted or called on its own estimate, so that outages that end one by one close
 	// the gate even when their tools are rarely lifted.
-	if down >= 0 && inc.resolved > down && inc.resolved > inc.relapsed {
+	if down >= 0 && inc.resolved > down && inc.resolved > inc.relapsed && (!l.cfg.IncidentEvidenceWindow || t-inc.resolved <= l.cfg.IncidentProbe) {
 		k := l.decay(inc.last, t)
 		inc.calls, inc.ups, inc.last = inc.calls*k+1, inc.ups*k, t
 		if executed {
