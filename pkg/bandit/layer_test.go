@@ -756,16 +756,18 @@ func TestHealthLayerEarlyProbeByHand(t *testing.T) {
 	}
 }
 
-// TestHealthLayerEvidenceWindowAndGateErrorsByHand: incident_evidence_window keeps a lifted call made more
-// than D steps after the resolution out of ρ̂_i, and incident_gate_errors z keeps the incidents
-// acting while ρ̂_i + z·√(ρ̂_i(1 − ρ̂_i)/n) reaches 1/2 (D = 10, m = 1, no half-life, no masks,
-// no reset on failure).
+// TestHealthLayerEvidenceWindowAndGateErrorsByHand: incident_evidence_window keeps out of ρ̂_i
+// a lifted call made more than D steps after the resolution once a failure has reopened the
+// incident, and incident_gate_errors z keeps the incidents acting while
+// ρ̂_i + z·√(ρ̂_i(1 − ρ̂_i)/n) reaches 1/2 (D = 10, m = 1, no half-life, no masks, no reset on
+// failure).
 func TestHealthLayerEvidenceWindowAndGateErrorsByHand(t *testing.T) {
 	// history plays the fleet: tools 0, 1 and 2 ran (tool 2 three times), went down at 1–4 (an
 	// incident opens at 1, its probe due at 11), the probe of tool 0 at 11 resolves it and
-	// lifts tools 1 and 2; then tool 1, lifted, is called at step late and fails: one failure,
-	// no relapse (two are needed).
-	history := func(cfg HealthConfig, late int) *HealthLayer {
+	// lifts tools 1 and 2; with reopen, tool 3 (never down before, no member) fails at 30 and
+	// the incident opens again; then tool 1, lifted, is called at step late and fails: one
+	// failure of the fleet, no relapse (two are needed).
+	history := func(cfg HealthConfig, reopen bool, late int) *HealthLayer {
 		l := NewHealthLayer(cfg, nil)
 		l.Update(2, 0, true)
 		l.Update(2, 0, true)
@@ -774,6 +776,9 @@ func TestHealthLayerEvidenceWindowAndGateErrorsByHand(t *testing.T) {
 		l.Update(1, 2, false)
 		l.Update(2, 4, false)
 		l.Update(0, 11, true)
+		if reopen {
+			l.Update(3, 30, false)
+		}
 		l.Update(1, late, false)
 		return l
 	}
@@ -784,24 +789,27 @@ func TestHealthLayerEvidenceWindowAndGateErrorsByHand(t *testing.T) {
 		name      string
 		window    bool
 		z         float64
+		reopen    bool
 		late      int
 		rho, want float64
 	}{
 		// Counted, the failed call makes ρ̂_i = (0 + 1/2)/(1 + 1) = 1/4: the gate closes.
-		{"no window, 30 steps after", false, 0, 41, 0.25, 0.8},
-		// Outside the window (41 − 11 > 10) it is not evidence: ρ̂_i = 1/2, tool 2 still lifted.
-		{"window, 30 steps after", true, 0, 41, 0.5, 0.5},
-		// Inside it (21 − 11 ≤ 10) it counts as before.
-		{"window, 10 steps after", true, 0, 21, 0.25, 0.8},
+		{"no window, reopened, 30 steps after", false, 0, true, 41, 0.25, 0.8},
+		// 41 − 11 > 10 and the incident reopened at 30: not evidence; ρ̂_i = 1/2, tool 2 lifted.
+		{"window, reopened, 30 steps after", true, 0, true, 41, 0.5, 0.5},
+		// Nothing failed since the resolution: the call counts, late as it is.
+		{"window, not reopened, 30 steps after", true, 0, false, 41, 0.25, 0.8},
+		// Within the window (21 − 11 ≤ 10) it counts.
+		{"window, 10 steps after", true, 0, false, 21, 0.25, 0.8},
 		// z = 1: 1/4 + √(3/16 / 2) = 0.556 ≥ 1/2, the incidents still act: 1/4 · 1.
-		{"z = 1", false, 1, 41, 0.25, 0.25},
+		{"z = 1", false, 1, true, 41, 0.25, 0.25},
 		// z = 1/4: 1/4 + 0.077 < 1/2, closed.
-		{"z = 1/4", false, 0.25, 41, 0.25, 0.8},
+		{"z = 1/4", false, 0.25, true, 41, 0.25, 0.8},
 	}
 	for _, c := range cases {
 		cfg := base
 		cfg.IncidentEvidenceWindow, cfg.IncidentGateErrors = c.window, c.z
-		l := history(cfg, c.late)
+		l := history(cfg, c.reopen, c.late)
 		near(t, c.name+": ρ̂_i", l.incidentCorrelation(c.late+1), c.rho)
 		r, masked := l.Estimate(2, c.late+1)
 		near(t, c.name+": tool 2", r, c.want)

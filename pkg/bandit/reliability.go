@@ -127,12 +127,16 @@ type HealthConfig struct {
 	// and with z = 0 that alone closes the gate. Needs incident_probe when > 0.
 	IncidentGateErrors float64 `yaml:"incident_gate_errors,omitempty" json:"incident_gate_errors,omitempty"`
 	// IncidentEvidenceWindow: a call is evidence on ρ̂_i only within D steps (incident_probe)
-	// of the resolution it would judge. A tool lifted by a resolution and first called after
-	// the fleet has gone down again fails with the new outage, which says nothing about
-	// whether the resolution was its; counted, one such call closes the gate of a fleet that
-	// has only begun to flap, and nothing lifted is called again to reopen it (on default dev,
-	// seed 20 held its flapping fleet back from step 2,484 for most of the run). The window is
-	// set by time, not by the next failure, so it selects no outcome. Needs incident_probe.
+	// of the resolution it would judge, or later while no failure has reopened the incident
+	// since. A tool lifted by a resolution and first called after the fleet has gone down
+	// again fails with the new outage, which says nothing about whether the resolution was
+	// its; counted, one such call closes the gate of a fleet that has only begun to flap, and
+	// nothing lifted is called again to reopen it (on default dev, seed 20 held its flapping
+	// fleet back from step 2,484 to 8,132). Within D steps every call counts, whatever came
+	// before it, so that the first failure does not end the evidence (outages that end one by
+	// one, as a flaky tool's, would be judged on fewer calls); after them the evidence lasts
+	// while nothing has failed, so a fleet back for good whose tools are first called late is
+	// still judged by those calls. Needs incident_probe.
 	IncidentEvidenceWindow bool `yaml:"incident_evidence_window,omitempty" json:"incident_evidence_window,omitempty"`
 }
 
@@ -647,7 +651,7 @@ func (l *HealthLayer) incidentUpdate(th *toolHealth, t int, executed bool) (inci
 	// Evidence on ρ̂_i: any call of a tool down since before the last resolution (and no relapse
 	// since), lifted or called on its own estimate, so that outages that end one by one close
 	// the gate even when their tools are rarely lifted.
-	if down >= 0 && inc.resolved > down && inc.resolved > inc.relapsed && (!l.cfg.IncidentEvidenceWindow || t-inc.resolved <= l.cfg.IncidentProbe) {
+	if down >= 0 && inc.resolved > down && inc.resolved > inc.relapsed && (!l.cfg.IncidentEvidenceWindow || t-inc.resolved <= l.cfg.IncidentProbe || !inc.open) {
 		k := l.decay(inc.last, t)
 		inc.calls, inc.ups, inc.last = inc.calls*k+1, inc.ups*k, t
 		if executed {
