@@ -572,10 +572,23 @@ func (l *HealthLayer) beforeOutage(th *toolHealth, prior float64, t int) float64
 	return (s + m*prior) / (s + f + m)
 }
 
+// resolvedSince reports whether the latest fleet event after step down (−1: the tool is not
+// down) is a resolution.
+func (l *HealthLayer) resolvedSince(down int) bool {
+	return down >= 0 && l.inc.resolved > down && l.inc.resolved > l.inc.relapsed
+}
+
 // incidentLifted reports whether a tool down since step down is up again by the incident's
-// resolution: the latest fleet event after down is a resolution, and the incidents act.
+// resolution: resolvedSince(down), and the incidents act.
 func (l *HealthLayer) incidentLifted(down int, acts bool) bool {
-	return down >= 0 && l.inc.resolved > down && l.inc.resolved > l.inc.relapsed && acts
+	return l.resolvedSince(down) && acts
+}
+
+// inEvidenceWindow reports whether a call at t is evidence on ρ̂_i under
+// incident_evidence_window: within D steps of the resolution, or later while no failure has
+// reopened the incident (always, with the option off).
+func (l *HealthLayer) inEvidenceWindow(t int) bool {
+	return !l.cfg.IncidentEvidenceWindow || t-l.inc.resolved <= l.cfg.IncidentProbe || !l.inc.open
 }
 
 // incidentActs reports whether the fleet incidents act at t: ρ̂_i = rho reaches 1/2, or with
@@ -651,7 +664,7 @@ func (l *HealthLayer) incidentUpdate(th *toolHealth, t int, executed bool) (inci
 	// Evidence on ρ̂_i: any call of a tool down since before the last resolution (and no relapse
 	// since), lifted or called on its own estimate, so that outages that end one by one close
 	// the gate even when their tools are rarely lifted.
-	if down >= 0 && inc.resolved > down && inc.resolved > inc.relapsed && (!l.cfg.IncidentEvidenceWindow || t-inc.resolved <= l.cfg.IncidentProbe || !inc.open) {
+	if l.resolvedSince(down) && l.inEvidenceWindow(t) {
 		k := l.decay(inc.last, t)
 		inc.calls, inc.ups, inc.last = inc.calls*k+1, inc.ups*k, t
 		if executed {
