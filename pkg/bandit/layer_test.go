@@ -134,6 +134,10 @@ func TestHealthConfigValidate(t *testing.T) {
 		{PriorStrength: 1, IncidentGateErrors: 1},
 		{PriorStrength: 1, IncidentProbe: 10, IncidentGateErrors: -1},
 		{PriorStrength: 1, IncidentProbe: 10, IncidentGateErrors: math.NaN()},
+		{PriorStrength: 1, IncidentPrior: 1},
+		{PriorStrength: 1, IncidentProbe: 10, IncidentPrior: 1.5},
+		{PriorStrength: 1, IncidentProbe: 10, IncidentPrior: -0.5},
+		{PriorStrength: 1, IncidentProbe: 10, IncidentPrior: math.NaN()},
 		{PriorStrength: 1, CohortWindow: 10, CohortStrength: math.NaN()},
 		{PriorStrength: math.NaN()},
 	}
@@ -819,6 +823,56 @@ func TestHealthLayerEvidenceWindowAndGateErrorsByHand(t *testing.T) {
 	}
 }
 
+// TestHealthLayerIncidentPriorByHand: ρ̂_i's prior call at 1/2 (the default) and at 1
+// (incident_prior), with the gate at z = 1/4 (D = 10, m = 1, no half-life, no masks). Tools
+// 0–3 ran (tool 2 three times) and went down at 1–4; the probe of tool 0 at 11 resolves the
+// incident and lifts tools 1–3; then lifted tools fail one after the other at 15, 16, ….
+func TestHealthLayerIncidentPriorByHand(t *testing.T) {
+	history := func(prior float64, failures int) *HealthLayer {
+		l := NewHealthLayer(HealthConfig{PriorStrength: 1, PoolInit: 1, IncidentProbe: 10,
+			IncidentGateErrors: 0.25, IncidentPrior: prior}, nil)
+		for _, tool := range []int{0, 1, 2, 2, 2, 3} {
+			l.Update(tool, 0, true)
+		}
+		for tool := range 4 {
+			l.Update(tool, 1+tool, false)
+		}
+		l.Update(0, 11, true)
+		for i, tool := range []int{1, 3}[:failures] {
+			l.Update(tool, 15+i, false)
+		}
+		return l
+	}
+	// Tool 2 before its outage: (3 + 1)/(3 + 0 + 1) = 1, so lifted it is ρ̂_i; on its own
+	// evidence (the gate closed), s = 3, f = 1: (3 + 1)/(3 + 1 + 1) = 0.8.
+	cases := []struct {
+		name      string
+		prior     float64
+		failures  int
+		rho, want float64
+	}{
+		// No lifted call yet: ρ̂_i is the prior's mean.
+		{"1/2, no call", 0, 0, 0.5, 0.5},
+		{"1, no call", 1, 0, 1, 1},
+		// One lifted failure: (0 + 1/2)/(1 + 1) = 1/4, and 1/4 + 1/4·√(3/16 / 2) = 0.327 < 1/2:
+		// the gate closes on one call.
+		{"1/2, one failure", 0, 1, 0.25, 0.8},
+		// (0 + 1)/(1 + 1) = 1/2: the gate stays open, tool 2 lifted at 1/2.
+		{"1, one failure", 1, 1, 0.5, 0.5},
+		// Two: (0 + 1)/(2 + 1) = 1/3, and 1/3 + 1/4·√(2/9 / 3) = 0.401 < 1/2: closed.
+		{"1, two failures", 1, 2, 1.0 / 3, 0.8},
+	}
+	for _, c := range cases {
+		l := history(c.prior, c.failures)
+		near(t, c.name+": ρ̂_i", l.incidentCorrelation(20), c.rho)
+		r, masked := l.Estimate(2, 20)
+		near(t, c.name+": tool 2", r, c.want)
+		if masked {
+			t.Fatalf("%s: tool 2 masked (no masks configured)", c.name)
+		}
+	}
+}
+
 // TestHealthLayerRelapseAfterOneByHand: with relapse_after_one, once the fleet has relapsed,
 // one failure of a tool it brought back is the next relapse; without it, two in a row are
 // (D = 10, m = 1, no half-life, no masks).
@@ -999,7 +1053,7 @@ func TestRestoreVersion1Snapshot(t *testing.T) {
 	layer.SiblingStrength = 0
 	layer.IncidentProbe = 0 // nor fleet incidents (nor their refinements)
 	layer.IncidentEarlyProbe, layer.RelapseAfterOne, layer.ProviderSuccessUnmasks = false, false, false
-	layer.IncidentGateErrors, layer.IncidentEvidenceWindow = 0, false
+	layer.IncidentGateErrors, layer.IncidentEvidenceWindow, layer.IncidentPrior = 0, false, 0
 	spec.Reliability = &layer
 	spec.TaskReliability = nil // that build had no task-feedback settings either
 	rel := *spec.Relevance

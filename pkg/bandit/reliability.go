@@ -95,7 +95,8 @@ type HealthConfig struct {
 	// mask_max): at a probe step every down tool is estimated as before its outage, so the most
 	// promising of them is called. When any down tool is seen to execute, the incident resolves:
 	// every tool down since before is up again with probability ρ̂_i (how often such tools
-	// executed when called, one prior call at 1/2, decayed with the half-life), and a tool back
+	// executed when called, one prior call at 1/2 or incident_prior, decayed with the
+	// half-life), and a tool back
 	// from the incident no longer carries its outage's failures. Two failures in a row of tools
 	// that came back (within a half-life) mark a relapse, which takes them all down again until
 	// the next resolution. While ρ̂_i < 1/2 (outages that end one by one) nothing is lifted,
@@ -138,6 +139,15 @@ type HealthConfig struct {
 	// while nothing has failed, so a fleet back for good whose tools are first called late is
 	// still judged by those calls. Needs incident_probe.
 	IncidentEvidenceWindow bool `yaml:"incident_evidence_window,omitempty" json:"incident_evidence_window,omitempty"`
+	// IncidentPrior: the mean of ρ̂_i's one prior call, in (0, 1]; 0 takes 1/2. At 1/2 a fleet's
+	// first resolutions lift its tools at about half their estimate, so a tool of equal
+	// relevance that never went down is preferred until lifted calls have run; and the first
+	// lifted call, if it fails, puts ρ̂_i at 1/4, which closes the gate even with z standard
+	// errors and holds the fleet until one of its tools comes back on its own re-probe
+	// (hundreds of steps). At 1 a resolution is believed until lifted calls fail: one failure
+	// leaves ρ̂_i at 1/2, and outages that end one by one (a flaky tool's, ρ̂_i near its
+	// success rate) still close the gate after a few calls. Needs incident_probe when set.
+	IncidentPrior float64 `yaml:"incident_prior,omitempty" json:"incident_prior,omitempty"`
 }
 
 // Validate checks the configuration; key locates it in error messages.
@@ -162,8 +172,10 @@ func (c HealthConfig) Validate(key string) error {
 		return fmt.Errorf("%s: mask_base, mask_max, provider_mask_after, cohort_window and incident_probe must be >= 0", key)
 	case c.ProviderLearned && c.SiblingStrength == 0:
 		return fmt.Errorf("%s.provider_learned needs sibling_strength > 0 (the correlation it waits for)", key)
-	case (c.IncidentEarlyProbe || c.RelapseAfterOne || c.IncidentGateErrors > 0 || c.IncidentEvidenceWindow) && c.IncidentProbe == 0:
-		return fmt.Errorf("%s: incident_early_probe, relapse_after_one, incident_gate_errors and incident_evidence_window need incident_probe > 0 (the fleet incidents they refine)", key)
+	case !(c.IncidentPrior >= 0 && c.IncidentPrior <= 1):
+		return fmt.Errorf("%s.incident_prior = %v: must be in (0, 1] (0 takes 1/2)", key, c.IncidentPrior)
+	case (c.IncidentEarlyProbe || c.RelapseAfterOne || c.IncidentGateErrors > 0 || c.IncidentEvidenceWindow || c.IncidentPrior > 0) && c.IncidentProbe == 0:
+		return fmt.Errorf("%s: incident_early_probe, relapse_after_one, incident_gate_errors, incident_evidence_window and incident_prior need incident_probe > 0 (the fleet incidents they refine)", key)
 	}
 	return nil
 }
@@ -603,10 +615,15 @@ func (l *HealthLayer) incidentActs(rho float64, t int) bool {
 }
 
 // incidentCorrelation is ρ̂_i: how often a tool down since before a resolution executed when
-// called, with one prior call at 1/2, the evidence decayed with the half-life.
+// called, with one prior call at incident_prior (1/2 unless set), the evidence decayed with the
+// half-life.
 func (l *HealthLayer) incidentCorrelation(t int) float64 {
 	k := l.decay(l.inc.last, t)
-	return (l.inc.ups*k + 0.5) / (l.inc.calls*k + 1)
+	prior := l.cfg.IncidentPrior
+	if prior == 0 {
+		prior = 0.5
+	}
+	return (l.inc.ups*k + prior) / (l.inc.calls*k + 1)
 }
 
 // incidentEstimate is th's estimate when the fleet's incident decides it: lifted by a
