@@ -1,0 +1,88 @@
+package scripts
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFallbackPlansByHand checks fallback-plans.py on a hand-made Retry log (p = 0.3 for a
+// flaky tool):
+//
+//	A (query qa, relevant X): X (cal 0.6) fails, so X is flaky; then Y (0.35) executes
+//	B (query qb, relevant W): V (0.7) executes; W (0.2) is never tried
+//
+// and the same A once before the window. Exactly over the coins: Retry (k=1) succeeds 0.3 in A
+// and 0 in B (V runs, not relevant): 15% at 1 attempt; (k=2) the same 15%, at 1.7 attempts in A
+// and 1 in B: 1.35. Knowing relevance, A tries X alone (0.3 at 1 attempt) and B tries W alone
+// (1 at 1): 65% at 1.000. With the calibrated estimate, λ = 0.1 keeps both candidates of each
+// step (X: 0.6 − 0.1/0.3 > 0 before Y: 0.35 − 0.1): 15% at 1.35 attempts, and λ = 0.15 puts Y
+// before X (0.2 > 0.1), which runs: 0% at 1; mixing the two at 1.15 attempts: 15%·0.15/0.35 =
+// 6.43%.
+func TestFallbackPlansByHand(t *testing.T) {
+	py := python3(t)
+	type cand struct {
+		Tool       string  `json:"tool"`
+		Calibrated float64 `json:"calibrated"`
+	}
+	var lines []string
+	add := func(v any) {
+		b, _ := json.Marshal(v)
+		lines = append(lines, string(b))
+	}
+	n := 0
+	walk := func(step int, query string, cands []cand, executed int) {
+		for a := 0; a <= executed; a++ {
+			n++
+			id := "r/" + string(rune('a'+n))
+			add(map[string]any{"v": 1, "kind": "decision", "id": id, "t": step, "policy": "Retry (k=3)", "attempt": a,
+				"query": map[string]string{"id": query}, "candidates": cands, "chosen": cands[a].Tool, "chosen_position": a})
+			add(map[string]any{"v": 1, "kind": "outcome", "id": id, "t": step, "tool": cands[a].Tool, "position": a,
+				"executed": a == executed, "served": false})
+		}
+	}
+	a := []cand{{"X", 0.6}, {"Y", 0.35}}
+	walk(1999, "qa", a, 1) // before the window
+	walk(2000, "qa", a, 1)
+	walk(2001, "qb", []cand{{"V", 0.7}, {"W", 0.2}}, 0)
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "log")
+	if err := os.Mkdir(logs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(logs, "execution_flaky-20_Retry-k=3_seed1-000001.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	qrels := filepath.Join(dir, "qrels.tsv")
+	if err := os.WriteFile(qrels, []byte("query-id\tcorpus-id\tscore\nqa\tX\t1\nqb\tW\t1\nqb\tV\t0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(py, "fallback-plans.py", "--cap", "2", logs, qrels).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"2 steps of 1 runs",
+		"Retry (k=1) | 15.00% | 1.000",
+		"Retry (k=2) | 15.00% | 1.350",
+		"knows relevance | 65.00% |",
+		"calibrated | 6.43% |",
+		"0.1: 15.00%, 1.350",
+		"0.15: 0.00%, 1.000",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// A qrels line with a missing column names the file and line.
+	if err := os.WriteFile(qrels, []byte("qa\tX\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = exec.Command(py, "fallback-plans.py", logs, qrels).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "qrels.tsv:1: want query-id, corpus-id, score") {
+		t.Errorf("bad qrels accepted or not located: %v\n%s", err, out)
+	}
+}
