@@ -27,11 +27,10 @@ draws one of two λ per step). Only the standard library is used.
 """
 import argparse
 import collections
-import glob
 import hashlib
-import json
-import os
 import sys
+
+import retrylog
 
 LAMBDAS = [0, 0.005, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.4,
            0.5, 0.7, 0.9, 1.0]
@@ -39,33 +38,15 @@ LAMBDAS = [0, 0.005, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.1,
 
 def load(directory, start, end):
     """Returns [(run, t, query, [candidate...], flaky tools of the run)] for the window's steps."""
-    files = sorted(glob.glob(os.path.join(directory, "*.jsonl")))
-    if not files:
-        sys.exit(f"{directory}: no decision-log files (*.jsonl)")
-    steps = []
-    for path in files:
-        run = os.path.basename(path).rsplit("-", 1)[0]
-        decisions, failed, first = {}, set(), {}
-        with open(path, encoding="utf-8") as f:
-            for lineno, line in enumerate(f, 1):
-                if not line.endswith("\n"):
-                    break  # a torn last line (docs/DECISION-LOG.md)
-                try:
-                    r = json.loads(line)
-                except json.JSONDecodeError as e:
-                    sys.exit(f"{path}:{lineno}: {e}")
-                if r["kind"] == "decision":
-                    decisions[r["id"]] = r
-                    if r["attempt"] == 0 and start <= r["t"] < end:
-                        first[r["t"]] = (r["query"]["id"], r["candidates"])
-                    continue
-                if r["id"] not in decisions:
-                    sys.exit(f"{path}:{lineno}: outcome of unknown decision {r['id']!r}")
-                if not r["executed"]:
-                    failed.add(r["tool"])
-        for t in sorted(first):
-            q, cands = first[t]
-            steps.append((run, t, q, cands, failed))
+    steps, first, failed = [], {}, collections.defaultdict(set)
+    for run, _, _, r in retrylog.records(directory):
+        if r["kind"] == "decision":
+            if r["attempt"] == 0 and start <= r["t"] < end:
+                first[run, r["t"]] = (r["query"]["id"], r["candidates"])
+        elif not r["executed"]:
+            failed[run].add(r["tool"])
+    for (run, t), (q, cands) in sorted(first.items()):
+        steps.append((run, t, q, cands, failed[run]))
     return steps
 
 

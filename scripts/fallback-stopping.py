@@ -26,38 +26,21 @@ Only the standard library is used.
 """
 import argparse
 import collections
-import glob
-import json
-import os
-import sys
+
+import retrylog
 
 
 def load(directory, start, end):
     """Returns {(run, t): [(attempt, candidate, executed, served)]}, the candidate Retry tried."""
-    steps = {}
-    files = sorted(glob.glob(os.path.join(directory, "*.jsonl")))
-    if not files:
-        sys.exit(f"{directory}: no decision-log files (*.jsonl)")
-    for path in files:
-        run = os.path.basename(path).rsplit("-", 1)[0]
-        decisions = {}
-        with open(path, encoding="utf-8") as f:
-            for lineno, line in enumerate(f, 1):
-                if not line.endswith("\n"):
-                    break  # a torn last line (docs/DECISION-LOG.md)
-                try:
-                    r = json.loads(line)
-                except json.JSONDecodeError as e:
-                    sys.exit(f"{path}:{lineno}: {e}")
-                if r["kind"] == "decision":
-                    if "Retry" not in r["policy"]:
-                        sys.exit(f"{path}:{lineno}: policy {r['policy']!r}: replay needs Retry's log (it never learns)")
-                    decisions[r["id"]] = r
-                    continue
-                d = decisions[r["id"]]
-                if start <= d["t"] < end:
-                    steps.setdefault((run, d["t"]), []).append(
-                        (d["attempt"], d["candidates"][r["position"]], r["executed"], r["served"]))
+    steps, decisions = {}, {}
+    for run, _, _, r in retrylog.records(directory):
+        if r["kind"] == "decision":
+            decisions[r["id"]] = r
+            continue
+        d = decisions[r["id"]]
+        if start <= d["t"] < end:
+            steps.setdefault((run, d["t"]), []).append(
+                (d["attempt"], d["candidates"][r["position"]], r["executed"], r["served"]))
     return steps
 
 

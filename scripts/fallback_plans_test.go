@@ -1,7 +1,6 @@
 package scripts
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,38 +23,17 @@ import (
 // 6.43%.
 func TestFallbackPlansByHand(t *testing.T) {
 	py := python3(t)
-	type cand struct {
-		Tool       string  `json:"tool"`
-		Calibrated float64 `json:"calibrated"`
-	}
-	var lines []string
-	add := func(v any) {
-		b, _ := json.Marshal(v)
-		lines = append(lines, string(b))
-	}
-	n := 0
-	walk := func(step int, query string, cands []cand, executed int) {
-		for a := 0; a <= executed; a++ {
-			n++
-			id := "r/" + string(rune('a'+n))
-			add(map[string]any{"v": 1, "kind": "decision", "id": id, "t": step, "policy": "Retry (k=3)", "attempt": a,
-				"query": map[string]string{"id": query}, "candidates": cands, "chosen": cands[a].Tool, "chosen_position": a})
-			add(map[string]any{"v": 1, "kind": "outcome", "id": id, "t": step, "tool": cands[a].Tool, "position": a,
-				"executed": a == executed, "served": false})
-		}
-	}
-	a := []cand{{"X", 0.6}, {"Y", 0.35}}
-	walk(1999, "qa", a, 1) // before the window
-	walk(2000, "qa", a, 1)
-	walk(2001, "qb", []cand{{"V", 0.7}, {"W", 0.2}}, 0)
+	var log retryLog
+	a := []retryCandidate{{"X", 0.6}, {"Y", 0.35}}
+	log.walk(1999, "qa", a, 1, false) // before the window
+	log.walk(2000, "qa", a, 1, false)
+	log.walk(2001, "qb", []retryCandidate{{"V", 0.7}, {"W", 0.2}}, 0, false)
 	dir := t.TempDir()
 	logs := filepath.Join(dir, "log")
 	if err := os.Mkdir(logs, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(logs, "execution_flaky-20_Retry-k=3_seed1-000001.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	log.write(t, logs)
 	qrels := filepath.Join(dir, "qrels.tsv")
 	if err := os.WriteFile(qrels, []byte("query-id\tcorpus-id\tscore\nqa\tX\t1\nqb\tW\t1\nqb\tV\t0\n"), 0o644); err != nil {
 		t.Fatal(err)

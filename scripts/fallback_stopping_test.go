@@ -1,10 +1,7 @@
 package scripts
 
 import (
-	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -20,34 +17,14 @@ import (
 // a calibrated 0.3 cuts B after its first failure: 2 of 3 at 4/3 attempts.
 func TestFallbackStoppingReplay(t *testing.T) {
 	py := python3(t)
-	type cand struct {
-		Tool       string  `json:"tool"`
-		Calibrated float64 `json:"calibrated"`
-	}
-	var lines []string
-	add := func(v any) {
-		b, _ := json.Marshal(v)
-		lines = append(lines, string(b))
-	}
-	n := 0
-	walk := func(step int, tries []cand, executed int) {
-		for a := 0; a <= executed; a++ {
-			n++
-			id := "r/" + string(rune('a'+n))
-			add(map[string]any{"v": 1, "kind": "decision", "id": id, "t": step, "policy": "Retry (k=3)", "attempt": a,
-				"query": map[string]string{"id": "q"}, "candidates": tries, "chosen": tries[a].Tool, "chosen_position": a})
-			add(map[string]any{"v": 1, "kind": "outcome", "id": id, "t": step, "tool": tries[a].Tool, "position": a,
-				"executed": a == executed, "served": a == executed})
-		}
-	}
-	walk(1999, []cand{{"X", 0.6}, {"Y", 0.35}}, 1) // before the window
-	walk(2000, []cand{{"X", 0.6}, {"Y", 0.35}}, 1)
-	walk(2001, []cand{{"X", 0.6}, {"Z", 0.2}, {"W", 0.1}}, 2)
-	walk(2002, []cand{{"V", 0.7}}, 0)
+	var log retryLog
+	walk := func(step int, tries []retryCandidate, executed int) { log.walk(step, "q", tries, executed, true) }
+	walk(1999, []retryCandidate{{"X", 0.6}, {"Y", 0.35}}, 1) // before the window
+	walk(2000, []retryCandidate{{"X", 0.6}, {"Y", 0.35}}, 1)
+	walk(2001, []retryCandidate{{"X", 0.6}, {"Z", 0.2}, {"W", 0.1}}, 2)
+	walk(2002, []retryCandidate{{"V", 0.7}}, 0)
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "execution_flaky-20_Retry-k=3_seed1-000001.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	log.write(t, dir)
 	out, err := exec.Command(py, "fallback-stopping.py", dir).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
