@@ -23,9 +23,10 @@ const snapshotMagic = "RATEDPOL"
 // the reliability layer's sibling correlation, version 3 whether a factored policy has switched
 // to its task-feedback reliability settings, version 4 the reliability layer's incident cohorts,
 // version 5 the kernel relevance model's bandwidth losses, version 6 the reliability layer's
-// fleet incidents, version 7 where an incident's outage began (incident_early_probe); older
-// snapshots are still read (without them).
-const snapshotVersion = 7
+// fleet incidents, version 7 where an incident's outage began (incident_early_probe), version 8
+// drops the step the incident opened (derived from its first probe's due step); older snapshots
+// are still read (without them).
+const snapshotVersion = 8
 
 // ErrSnapshotMismatch is wrapped by Restore when the snapshot belongs to another kind of policy
 // (or another relevance model or reliability layer) than the one it is restored into.
@@ -543,7 +544,16 @@ func readHealth(r *binenc.Reader, l *HealthLayer, version uint64) {
 	}
 	if version >= 7 {
 		inc := &l.inc
-		inc.openedAfter, inc.memberOK = r.Int(), r.Int()
+		after, ok := r.Int(), r.Int()
+		// Version 7 as first written held the step the incident opened before these two; the
+		// builds from 615719c until version 8 wrote version 7 without it. The layer's block is
+		// the last of a snapshot but for the factored policy's one-byte mode flag, so more than
+		// one byte left here means a third field follows: the first layout (its opening step is
+		// derived now).
+		if version == 7 && r.Remaining() > 1 {
+			after, ok = ok, r.Int()
+		}
+		inc.openedAfter, inc.memberOK = after, ok
 	}
 	if r.Err() == nil {
 		for i, t := range l.tools {

@@ -7,6 +7,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/rated-dev/rated/internal/binenc"
 )
 
 // stateSpecs covers every policy kind New builds and every relevance model, with a provider
@@ -196,6 +198,69 @@ func TestSnapshotRestoreDecidesIdentically(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRestoreBothVersion7Layouts: version 7 was written in two layouts, first with the step
+// the incident opened before where its outage began and the fleet's last execution, later
+// without it (the layout version 8 names). Both are read: the snapshot of a layer with fleet
+// incidents, relabelled 7 as it is and with the opening step put back, restores to a policy
+// that decides as the original does.
+func TestRestoreBothVersion7Layouts(t *testing.T) {
+	var spec Spec
+	for _, s := range stateSpecs() {
+		if s.Kind == "factored" && s.Reliability != nil && s.Reliability.IncidentProbe > 0 {
+			spec = s
+			break
+		}
+	}
+	orig, err := New(spec, testEnv(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	play(orig, newStepSource(11, 40, 8), 0, 300)
+	snap, err := Snapshot(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap[len(snapshotMagic)] != 8 {
+		t.Fatalf("version byte %d, want 8", snap[len(snapshotMagic)])
+	}
+	inner := orig
+	if e, ok := inner.(*Exploring); ok {
+		inner = e.inner
+	}
+	inc := inner.(*Factored).health.(*HealthLayer).inc
+	// The snapshot ends with where the outage began, the fleet's last execution and the
+	// one-byte mode flag.
+	tail := binenc.NewWriter(nil)
+	tail.Int(inc.openedAfter)
+	tail.Int(inc.memberOK)
+	cut := len(snap) - len(tail.Bytes()) - 1
+	without := bytes.Clone(snap)
+	without[len(snapshotMagic)] = 7
+	opened := binenc.NewWriter(nil)
+	opened.Int(inc.nextProbe - spec.Reliability.IncidentProbe)
+	with := append(append(bytes.Clone(without[:cut]), opened.Bytes()...), without[cut:]...)
+
+	restore := func(data []byte) Policy {
+		p, err := New(spec, testEnv(3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Restore(p, data); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	want := play(restore(snap), newStepSource(99, 40, 8), 300, 700)
+	for name, data := range map[string][]byte{"version 7 without the opening step": without, "version 7 with it": with} {
+		got := play(restore(data), newStepSource(99, 40, 8), 300, 700)
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%s: decision %d is %d, the version-8 snapshot's %d", name, i, got[i], want[i])
+			}
+		}
 	}
 }
 
