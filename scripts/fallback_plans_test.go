@@ -20,7 +20,11 @@ import (
 // (1 at 1): 65% at 1.000. With the calibrated estimate, λ = 0.1 keeps both candidates of each
 // step (X: 0.6 − 0.1/0.3 > 0 before Y: 0.35 − 0.1): 15% at 1.35 attempts, and λ = 0.15 puts Y
 // before X (0.2 > 0.1), which runs: 0% at 1; mixing the two at 1.15 attempts: 15%·0.15/0.35 =
-// 6.43%.
+// 6.43%. Cross-fitted by rank, qa (fold 1) is planned with qb's counts (fold 0): rank 0 not
+// relevant, (0 + ¼)/(1 + ½) = 1/6, rank 1 relevant, 5/6, so Y goes first and runs; qb with qa's,
+// V (5/6) first, which runs: 0% at 1.000 for every λ. In-sample, every candidate's key (rank,
+// flakiness, calibrated tenth) is its own, so the estimate is its relevance, 5/6 or 1/6: at λ = 0
+// A tries X then Y (0.3 at 1.7) and B tries W first (1 at 1): 65% at 1.35.
 func TestFallbackPlansByHand(t *testing.T) {
 	py := python3(t)
 	var log retryLog
@@ -42,18 +46,28 @@ func TestFallbackPlansByHand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	for _, want := range []string{
-		"2 steps of 1 runs",
-		"Retry (k=1) | 15.00% | 1.000",
-		"Retry (k=2) | 15.00% | 1.350",
-		"knows relevance | 65.00% |",
-		"calibrated | 6.43% |",
-		"0.1: 15.00%, 1.350",
-		"0.15: 0.00%, 1.000",
-	} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
+	rows := map[string]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if label, _, ok := strings.Cut(line, " | "); ok {
+			rows[label] = line
 		}
+	}
+	for label, wants := range map[string][]string{
+		"Retry (k=1)":          {"| 15.00% | 1.000"},
+		"Retry (k=2)":          {"| 15.00% | 1.350"},
+		"knows relevance":      {"| 65.00% |"},
+		"calibrated":           {"| 6.43% |", "0.1: 15.00%, 1.350", "0.15: 0.00%, 1.000"},
+		"rank (other queries)": {"| 0.00% |", "| 0: 0.00%, 1.000;"},
+		"rank, flaky, calibrated tenth (same queries)": {"| 0: 65.00%, 1.350;"},
+	} {
+		for _, want := range wants {
+			if !strings.Contains(rows[label], want) {
+				t.Errorf("row %q lacks %q:\n%s", label, want, out)
+			}
+		}
+	}
+	if !strings.Contains(string(out), "2 steps of 1 runs") {
+		t.Errorf("output lacks the step count:\n%s", out)
 	}
 	// A qrels line with a missing column names the file and line.
 	if err := os.WriteFile(qrels, []byte("qa\tX\n"), 0o644); err != nil {

@@ -96,11 +96,11 @@ type HealthConfig struct {
 	// promising of them is called. When any down tool is seen to execute, the incident resolves:
 	// every tool down since before is up again with probability ρ̂_i (how often such tools
 	// executed when called, one prior call at 1/2 or incident_prior, decayed with the
-	// half-life), and a tool back
-	// from the incident no longer carries its outage's failures. Two failures in a row of tools
-	// that came back (within a half-life) mark a relapse, which takes them all down again until
-	// the next resolution. While ρ̂_i < 1/2 (outages that end one by one) nothing is lifted,
-	// probed or forgiven. The incident's own calls stay out of the recovery rate μ̂. 0: off.
+	// half-life), and a tool back from the incident no longer carries its outage's failures.
+	// Two failures in a row of tools that came back (within a half-life) mark a relapse, which
+	// takes them all down again until the next resolution. While ρ̂_i < 1/2 (outages that end
+	// one by one) nothing is lifted, probed or forgiven. The incident's own calls stay out of
+	// the recovery rate μ̂. 0: off.
 	IncidentProbe int `yaml:"incident_probe,omitempty" json:"incident_probe,omitempty"`
 	// IncidentEarlyProbe: a tool held down by its fleet's relapse may be called before the
 	// incident's first probe is due. The outage began between the fleet's last execution before
