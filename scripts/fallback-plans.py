@@ -18,12 +18,14 @@ Retry walked:
     python3 scripts/fallback-plans.py runs/fallback-log-decisions pkg/defaultbench/data/qrels/dev.tsv
 
 Estimates e: the calibrated P(relevant) that every policy has; the share of relevant candidates
-at the same rank, or at the same rank and flakiness, counted on the other half of the queries
-(two folds by query id, so no query's own relevance enters its estimate: what a policy could
-learn from other queries' relevance); the same by rank, flakiness and calibrated tenth counted
-on all queries, the planned one's own included (in-sample, to show what memorising a query's
-relevance is worth); and the qrels' 0/1 (knows relevance: a bound, not a policy). The best SR within a budget mixes the two frontier points around it (a policy that
-draws one of two λ per step). Only the standard library is used.
+at the same rank, at the same rank and flakiness, at the same rank, flakiness and calibrated
+tenth, or of the same tool, counted on the other half of the queries (two folds by query id, so
+no query's own relevance enters its estimate: what a policy could learn from other queries'
+relevance); the same by rank, flakiness and calibrated tenth counted on all queries, the planned
+one's own included (in-sample, to show what memorising a query's relevance is worth); and the
+qrels' 0/1 (knows relevance: a bound, not a policy). The best SR within a budget mixes the two
+frontier points around it (a policy that draws one of two λ per step). Only the standard library
+is used.
 """
 import argparse
 import collections
@@ -159,6 +161,9 @@ def main():
         "calibrated": lambda step, j: step[3][j]["calibrated"],
         "rank (other queries)": cross_fitted(steps, rel, lambda j, c, f: j),
         "rank, flaky (other queries)": cross_fitted(steps, rel, lambda j, c, f: (j, f)),
+        "rank, flaky, calibrated tenth (other queries)": cross_fitted(
+            steps, rel, lambda j, c, f: (j, f, min(9, int(c["calibrated"] * 10)))),
+        "tool (other queries)": cross_fitted(steps, rel, lambda j, c, f: c["tool"]),
         "rank, flaky, calibrated tenth (same queries)": cross_fitted(
             steps, rel, lambda j, c, f: (j, f, min(9, int(c["calibrated"] * 10))), same_queries=True),
         "knows relevance": lambda step, j: float(step[3][j]["tool"] in rel[step[2]]),

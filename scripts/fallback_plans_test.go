@@ -24,7 +24,12 @@ import (
 // relevant, (0 + ¼)/(1 + ½) = 1/6, rank 1 relevant, 5/6, so Y goes first and runs; qb with qa's,
 // V (5/6) first, which runs: 0% at 1.000 for every λ. In-sample, every candidate's key (rank,
 // flakiness, calibrated tenth) is its own, so the estimate is its relevance, 5/6 or 1/6: at λ = 0
-// A tries X then Y (0.3 at 1.7) and B tries W first (1 at 1): 65% at 1.35.
+// A tries X then Y (0.3 at 1.7) and B tries W first (1 at 1): 65% at 1.35. Cross-fitted by tool
+// (or by rank, flakiness and calibrated tenth, whose keys the other fold never has either), qa's
+// X and Y are unseen in qb's fold and qb's V and W in qa's, so every estimate is the prior ½: at
+// λ = 0 the tie keeps the order (X then Y in A, 0.3 at 1.7; V in B, which runs: 0 at 1), 15% at
+// 1.35; at λ = 0.005 Y (½ − 0.005) goes before the flaky X (½ − 0.005/0.3) and runs: 0% at 1;
+// mixed at 1.15 attempts, 6.43% as above.
 func TestFallbackPlansByHand(t *testing.T) {
 	py := python3(t)
 	var log retryLog
@@ -59,6 +64,8 @@ func TestFallbackPlansByHand(t *testing.T) {
 		"calibrated":           {"| 6.43% |", "0.1: 15.00%, 1.350", "0.15: 0.00%, 1.000"},
 		"rank (other queries)": {"| 0.00% |", "| 0: 0.00%, 1.000;"},
 		"rank, flaky, calibrated tenth (same queries)": {"| 0: 65.00%, 1.350;"},
+		"tool (other queries)": {"| 6.43% |", "| 0: 15.00%, 1.350; 0.005: 0.00%, 1.000;"},
+		"rank, flaky, calibrated tenth (other queries)": {"| 6.43% |", "| 0: 15.00%, 1.350; 0.005: 0.00%, 1.000;"},
 	} {
 		for _, want := range wants {
 			if !strings.Contains(rows[label], want) {
