@@ -138,6 +138,7 @@ func TestHealthConfigValidate(t *testing.T) {
 		{PriorStrength: 1, IncidentProbe: 10, IncidentPrior: 1.5},
 		{PriorStrength: 1, IncidentProbe: 10, IncidentPrior: -0.5},
 		{PriorStrength: 1, IncidentProbe: 10, IncidentPrior: math.NaN()},
+		{PriorStrength: 1, IncidentHalfProbe: true},
 		{PriorStrength: 1, CohortWindow: 10, CohortStrength: math.NaN()},
 		{PriorStrength: math.NaN()},
 	}
@@ -717,6 +718,54 @@ func TestHealthLayerIncidentsByHand(t *testing.T) {
 	near(t, "ρ̂_i after a call the gate did not lift", l.incidentCorrelation(159), 0.5)
 }
 
+// estimateIs checks l's estimate of tool at step and whether it is masked.
+func estimateIs(t *testing.T, l *HealthLayer, what string, tool, step int, want float64, wantMasked bool) {
+	t.Helper()
+	r, masked := l.Estimate(tool, step)
+	near(t, what, r, want)
+	if masked != wantMasked {
+		t.Fatalf("%s: masked = %v, want %v", what, masked, wantMasked)
+	}
+}
+
+// TestHealthLayerIncidentHalfProbeByHand: with incident_half_probe an incident whose first
+// probe fails is probed again D/2 steps later, and the plain schedule's second probe (2D after
+// the first) and everything after keep their steps (D = 10, m = 1, no half-life, masks of 500
+// steps so that only the incident's probes unmask). Tools 0–2 ran once and went down at
+// 100–102: the incident opens at 100, its first probe due at 110.
+func TestHealthLayerIncidentHalfProbeByHand(t *testing.T) {
+	for _, half := range []bool{false, true} {
+		l := NewHealthLayer(HealthConfig{PriorStrength: 1, PoolInit: 1, MaskBase: 500, IncidentProbe: 10, IncidentHalfProbe: half}, nil)
+		expect := func(what string, tool, step int, want float64, wantMasked bool) {
+			t.Helper()
+			estimateIs(t, l, fmt.Sprintf("%s (half probe %v)", what, half), tool, step, want, wantMasked)
+		}
+		for tool := range 3 {
+			l.Update(tool, tool, true)
+		}
+		for tool := range 3 {
+			l.Update(tool, 100+tool, false)
+		}
+		// Between probes a down tool keeps its own estimate, (1 + 1)/(1 + 1 + 1), masked; at a
+		// probe it is estimated as before its outage, (1 + 1)/(1 + 0 + 1) = 1, unmasked.
+		expect("tool 1 before the first probe", 1, 109, 2.0/3, true)
+		expect("tool 0 at the first probe", 0, 110, 1, false)
+		l.Update(0, 110, false) // the first probe fails
+		expect("tool 1 just before the half step", 1, 114, 2.0/3, true)
+		if half {
+			expect("tool 1 at the half step (110 + 5)", 1, 115, 1, false)
+			l.Update(1, 115, false) // it fails too: the next probe is due 2D − D/2 = 15 later, at 130
+		} else {
+			expect("tool 1 at 115, no half step", 1, 115, 2.0/3, true)
+		}
+		expect("tool 2 before the second probe", 2, 129, 2.0/3, true)
+		expect("tool 2 at the second probe (110 + 2D)", 2, 130, 1, false)
+		l.Update(2, 130, false) // fails: the next probe is due 4D later, at 170, with or without the half step
+		expect("tool 2 before the third probe", 2, 169, 2.0/4, true)
+		expect("tool 2 at the third probe (130 + 4D)", 2, 170, 1, false)
+	}
+}
+
 // TestHealthLayerEarlyProbeByHand: with incident_early_probe a tool held down by its fleet's
 // relapse is offered before the incident's first probe, at q(t) times its estimate before the
 // outage, q(t) = (t − a − D)/(o − a) clipped to [0, 1], a the fleet's last execution before the
@@ -726,11 +775,7 @@ func TestHealthLayerEarlyProbeByHand(t *testing.T) {
 		l := NewHealthLayer(HealthConfig{PriorStrength: 1, PoolInit: 1, IncidentProbe: 10, IncidentEarlyProbe: early}, nil)
 		expect := func(what string, tool, step int, want float64, wantMasked bool) {
 			t.Helper()
-			r, masked := l.Estimate(tool, step)
-			near(t, fmt.Sprintf("%s (early probe %v)", what, early), r, want)
-			if masked != wantMasked {
-				t.Fatalf("%s (early probe %v): masked = %v, want %v", what, early, masked, wantMasked)
-			}
+			estimateIs(t, l, fmt.Sprintf("%s (early probe %v)", what, early), tool, step, want, wantMasked)
 		}
 		for tool := range 3 {
 			l.Update(tool, tool, true)
@@ -1053,7 +1098,7 @@ func TestRestoreVersion1Snapshot(t *testing.T) {
 	layer.SiblingStrength = 0
 	layer.IncidentProbe = 0 // nor fleet incidents (nor their refinements)
 	layer.IncidentEarlyProbe, layer.RelapseAfterOne, layer.ProviderSuccessUnmasks = false, false, false
-	layer.IncidentGateErrors, layer.IncidentEvidenceWindow, layer.IncidentPrior = 0, false, 0
+	layer.IncidentGateErrors, layer.IncidentEvidenceWindow, layer.IncidentPrior, layer.IncidentHalfProbe = 0, false, 0, false
 	spec.Reliability = &layer
 	spec.TaskReliability = nil // that build had no task-feedback settings either
 	rel := *spec.Relevance

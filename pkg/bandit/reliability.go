@@ -148,6 +148,13 @@ type HealthConfig struct {
 	// leaves ρ̂_i at 1/2, and outages that end one by one (a flaky tool's, ρ̂_i near its
 	// success rate) still close the gate after a few calls. Needs incident_probe when set.
 	IncidentPrior float64 `yaml:"incident_prior,omitempty" json:"incident_prior,omitempty"`
+	// IncidentHalfProbe: when an incident's first probe fails, probe again D/2 steps later,
+	// then go on with the backoff (2D after the first probe, 4D, …). A schedule of whole
+	// multiples of D meets a fleet that flaps with a period dividing 2D always in the same
+	// phase: with half-periods of 50 or 150 steps and D = 100 every probe lands in a down-phase
+	// and the fleet is held for good; the half-step probe lands in the other phase. It costs one
+	// failed call per incident that outlasts D·3/2 steps. Needs incident_probe.
+	IncidentHalfProbe bool `yaml:"incident_half_probe,omitempty" json:"incident_half_probe,omitempty"`
 }
 
 // Validate checks the configuration; key locates it in error messages.
@@ -174,8 +181,8 @@ func (c HealthConfig) Validate(key string) error {
 		return fmt.Errorf("%s.provider_learned needs sibling_strength > 0 (the correlation it waits for)", key)
 	case !(c.IncidentPrior >= 0 && c.IncidentPrior <= 1):
 		return fmt.Errorf("%s.incident_prior = %v: must be in (0, 1] (0 takes 1/2)", key, c.IncidentPrior)
-	case (c.IncidentEarlyProbe || c.RelapseAfterOne || c.IncidentGateErrors > 0 || c.IncidentEvidenceWindow || c.IncidentPrior > 0) && c.IncidentProbe == 0:
-		return fmt.Errorf("%s: incident_early_probe, relapse_after_one, incident_gate_errors, incident_evidence_window and incident_prior need incident_probe > 0 (the fleet incidents they refine)", key)
+	case (c.IncidentEarlyProbe || c.RelapseAfterOne || c.IncidentGateErrors > 0 || c.IncidentEvidenceWindow || c.IncidentPrior > 0 || c.IncidentHalfProbe) && c.IncidentProbe == 0:
+		return fmt.Errorf("%s: incident_early_probe, relapse_after_one, incident_gate_errors, incident_evidence_window, incident_prior and incident_half_probe need incident_probe > 0 (the fleet incidents they refine)", key)
 	}
 	return nil
 }
@@ -719,13 +726,31 @@ func (l *HealthLayer) incidentUpdate(th *toolHealth, t int, executed bool) (inci
 	}
 	if probe {
 		inc.probes++
-		inc.nextProbe = t + l.doubling(l.cfg.IncidentProbe, inc.probes+1)
+		inc.nextProbe = t + l.probeInterval(inc.probes)
 	}
 	if !inc.open {
 		inc.open, inc.probes, inc.nextProbe = true, 0, t+l.cfg.IncidentProbe
 		inc.openedAfter = inc.memberOK
 	}
 	return lifted || probe
+}
+
+// probeInterval is the wait after an incident's p-th failed probe: D·2^p, capped; with
+// incident_half_probe, D/2 after the first, then 2D − D/2 (so the plain schedule's second probe
+// keeps its step, 2D after the first), then D·2^(p−1).
+func (l *HealthLayer) probeInterval(p int) int {
+	d := l.cfg.IncidentProbe
+	if !l.cfg.IncidentHalfProbe {
+		return l.doubling(d, p+1)
+	}
+	half := max(d/2, 1)
+	switch p {
+	case 1:
+		return half
+	case 2:
+		return max(l.doubling(d, 2)-half, 1)
+	}
+	return l.doubling(d, p)
 }
 
 // backoff is the mask length after the c-th consecutive failure: D·2^(c−1), capped.

@@ -21,7 +21,7 @@ func stateSpecs() []Spec {
 	layer := &HealthConfig{HalfLife: 50, PriorStrength: 1, PoolRate: 0.05, PoolInit: 1, PoolEvidence: 1,
 		ResetOnFailure: true, MaskBase: 5, MaskMax: 40, ProviderStrength: 1, ProviderMaskAfter: 2, RecoveryPrior: 30, Probe: true, SiblingStrength: 1,
 		CohortWindow: 20, IncidentProbe: 8, IncidentEarlyProbe: true, RelapseAfterOne: true, ProviderSuccessUnmasks: true,
-		IncidentGateErrors: 0.25, IncidentEvidenceWindow: true, IncidentPrior: 1}
+		IncidentGateErrors: 0.25, IncidentEvidenceWindow: true, IncidentPrior: 1, IncidentHalfProbe: true}
 	fac := func(name, model string, fusion FusionConfig) Spec {
 		return Spec{Name: name, Kind: "factored", Relevance: &RelevanceSpec{Model: model, Alpha: 0.1},
 			Reliability: layer, Fusion: &fusion}
