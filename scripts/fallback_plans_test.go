@@ -63,8 +63,8 @@ func TestFallbackPlansByHand(t *testing.T) {
 		"knows relevance":      {"| 65.00% |"},
 		"calibrated":           {"| 6.43% |", "0.1: 15.00%, 1.350", "0.15: 0.00%, 1.000"},
 		"rank (other queries)": {"| 0.00% |", "| 0: 0.00%, 1.000;"},
-		"rank, flaky, calibrated tenth (same queries)": {"| 0: 65.00%, 1.350;"},
-		"tool (other queries)": {"| 6.43% |", "| 0: 15.00%, 1.350; 0.005: 0.00%, 1.000;"},
+		"rank, flaky, calibrated tenth (same queries)":  {"| 0: 65.00%, 1.350;"},
+		"tool (other queries)":                          {"| 6.43% |", "| 0: 15.00%, 1.350; 0.005: 0.00%, 1.000;"},
 		"rank, flaky, calibrated tenth (other queries)": {"| 6.43% |", "| 0: 15.00%, 1.350; 0.005: 0.00%, 1.000;"},
 	} {
 		for _, want := range wants {
