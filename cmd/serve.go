@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
+	"github.com/rated-dev/rated/internal/textfile"
 	"github.com/rated-dev/rated/pkg/bandit"
 	"github.com/rated-dev/rated/pkg/catalog"
 	"github.com/rated-dev/rated/pkg/decisionlog"
@@ -96,8 +98,60 @@ docs/SERVE.md has the details; docs/DECISION-LOG.md the --decision-log format.`,
 	return cmd
 }
 
+// validate checks the numeric flags before any work is done; errors name the flag.
+func (f serveFlags) validate() error {
+	ints := []struct {
+		name     string
+		v, lo    int64
+		hi       int64  // 0: no upper bound
+		whatZero string // what the lowest allowed value means, when it is special
+	}{
+		{"k", int64(f.k), 1, router.MaxK, ""},
+		{"context-dim", int64(f.contextDim), 1, 0, ""},
+		{"snapshot-every", int64(f.snapshotEvery), 1, 0, ""},
+		{"query-cache", int64(f.cacheSize), 0, 0, " (0: no cache)"},
+		{"decision-log-mb", f.logMB, 1, 0, ""},
+		{"decision-log-files", int64(f.logFiles), 0, 0, " (0: all)"},
+		{"rate-burst", int64(f.rateBurst), 0, 0, " (0: one second's worth)"},
+		{"max-body", f.maxBody, 1, 0, ""},
+	}
+	for _, c := range ints {
+		switch {
+		case c.hi > 0 && (c.v < c.lo || c.v > c.hi):
+			return fmt.Errorf("--%s = %d: must be between %d and %d", c.name, c.v, c.lo, c.hi)
+		case c.v < c.lo:
+			return fmt.Errorf("--%s = %d: must be at least %d%s", c.name, c.v, c.lo, c.whatZero)
+		}
+	}
+	if math.IsNaN(f.rateLimit) || math.IsInf(f.rateLimit, 0) || f.rateLimit < 0 {
+		return fmt.Errorf("--rate-limit = %v: must be a finite number of requests per second, at least 0 (0: unlimited)", f.rateLimit)
+	}
+	durs := []struct {
+		name string
+		v    time.Duration
+		zero bool // 0 is allowed
+		note string
+	}{
+		{"step", f.step, true, " (0: one step per select)"},
+		{"shutdown-grace", f.grace, true, ""},
+		{"follow-every", f.followEvery, false, ""},
+	}
+	for _, c := range durs {
+		switch {
+		case c.zero && c.v < 0:
+			return fmt.Errorf("--%s = %s: must be at least 0%s", c.name, c.v, c.note)
+		case !c.zero && c.v <= 0:
+			return fmt.Errorf("--%s = %s: must be positive", c.name, c.v)
+		}
+	}
+	return nil
+}
+
 func runServe(cmd *cobra.Command, f serveFlags) error {
 	log := cmd.ErrOrStderr()
+	if err := f.validate(); err != nil {
+		return err
+	}
 	switch f.mcp {
 	case "", "http", "stdio":
 	default:
@@ -110,6 +164,9 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if f.catalog != "" {
 		var err error
 		if tools, err = catalog.ReadJSONL(f.catalog); err != nil {
+			return err
+		}
+		if err := validateCatalog(f.catalog, tools); err != nil {
 			return err
 		}
 	}
@@ -214,12 +271,55 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
+	if errors.Is(err, serve.ErrShutdownGrace) {
+		// Not a failure of the server: the state is still saved below; say what was cut off.
+		fmt.Fprintf(log, "rated serve: warning: --shutdown-grace %s: %v\n", f.grace, err)
+		err = nil
+	}
 	cerr := r.Close()
 	if err == nil && cerr == nil {
 		fmt.Fprintln(log, "rated serve: stopped; state saved")
 	}
 	return errors.Join(err, cerr)
 }
+
+// validateCatalog checks the tools read from path as the router will, before the work of a
+// start; an error names the file and line of the tool, as the catalog reader's do.
+func validateCatalog(path string, tools []catalog.Tool) error {
+	err := router.ValidateTools(tools)
+	var ie *router.InputError
+	if !errors.As(err, &ie) {
+		return err
+	}
+	var i int
+	if _, serr := fmt.Sscanf(ie.Field, "tools[%d]", &i); serr != nil || i < 0 || i >= len(tools) {
+		return fmt.Errorf("--catalog %s: %w", path, err)
+	}
+	field := strings.TrimPrefix(strings.TrimPrefix(ie.Field, fmt.Sprintf("tools[%d]", i)), ".")
+	// ReadJSONL read one tool per non-blank line: find the line of the i-th.
+	line, n := 0, 0
+	fh, oerr := os.Open(path)
+	if oerr == nil {
+		textfile.Lines(fh, path, func(l int, _ []byte) error {
+			if n == i {
+				line = l
+				return errStopLines
+			}
+			n++
+			return nil
+		})
+		fh.Close()
+	}
+	if line == 0 {
+		return fmt.Errorf("--catalog %s: %w", path, err)
+	}
+	if field == "" {
+		return fmt.Errorf("%s:%d: %s", path, line, ie.Message)
+	}
+	return fmt.Errorf("%s:%d: %s: %s", path, line, field, ie.Message)
+}
+
+var errStopLines = errors.New("stop")
 
 func orNone(s string) string {
 	if s == "" {

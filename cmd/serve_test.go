@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -307,5 +308,103 @@ func TestServeMCPStdio(t *testing.T) {
 		"decision_id": sel.DecisionID, "tool": sel.Tools[0].ID, "executed": true, "task_success": true}})
 	if err != nil || res.IsError {
 		t.Fatalf("report_outcome: %v %+v", err, res)
+	}
+}
+
+// Every numeric flag of rated serve is checked before any work (here: before the missing
+// catalog is read), and the error names the flag and its value.
+func TestServeRejectsBadNumericFlags(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-catalog.jsonl")
+	for _, tc := range []struct {
+		flag, value, want string
+	}{
+		{"k", "0", "--k = 0: must be between 1 and 100"},
+		{"k", "101", "--k = 101: must be between 1 and 100"},
+		{"k", "-2", "--k = -2: must be between 1 and 100"},
+		{"context-dim", "0", "--context-dim = 0: must be at least 1"},
+		{"max-body", "-1", "--max-body = -1: must be at least 1"},
+		{"max-body", "0", "--max-body = 0: must be at least 1"},
+		{"rate-limit", "-1", "--rate-limit = -1: must be"},
+		{"rate-limit", "NaN", "--rate-limit = NaN: must be"},
+		{"rate-limit", "+Inf", "--rate-limit = +Inf: must be"},
+		{"rate-burst", "-3", "--rate-burst = -3: must be at least 0"},
+		{"snapshot-every", "-1", "--snapshot-every = -1: must be at least 1"},
+		{"snapshot-every", "0", "--snapshot-every = 0: must be at least 1"},
+		{"query-cache", "-1", "--query-cache = -1: must be at least 0"},
+		{"decision-log-mb", "0", "--decision-log-mb = 0: must be at least 1"},
+		{"decision-log-files", "-1", "--decision-log-files = -1: must be at least 0"},
+		{"step", "-1s", "--step = -1s: must be at least 0"},
+		{"shutdown-grace", "-1s", "--shutdown-grace = -1s: must be at least 0"},
+		{"follow-every", "0s", "--follow-every = 0s: must be positive"},
+		// Valid values: the flags pass, and the missing catalog is the error.
+		{"query-cache", "0", missing},
+		{"step", "0s", missing},
+		{"rate-limit", "0", missing},
+		{"k", "100", missing},
+	} {
+		t.Run(tc.flag+"="+tc.value, func(t *testing.T) {
+			cmd := newRootCmd()
+			cmd.SetOut(io.Discard)
+			cmd.SetErr(io.Discard)
+			cmd.SetArgs([]string{"serve", "--ephemeral", "--retriever", "bm25", "--addr", "127.0.0.1:0",
+				"--catalog", missing, "--" + tc.flag, tc.value})
+			err := cmd.Execute()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("--%s %s: error %v, want one containing %q", tc.flag, tc.value, err, tc.want)
+			}
+		})
+	}
+}
+
+// A request still running when --shutdown-grace ends is cut off, but the state is saved and
+// the exit is clean (status 0), with a warning.
+func TestServeSIGTERMPastTheGraceStillExitsCleanly(t *testing.T) {
+	cat, _ := catalogFile(t)
+	s := startServer(t, "--retriever", "bm25", "--state", filepath.Join(t.TempDir(), "state"), "--catalog", cat,
+		"--shutdown-grace", "200ms")
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// A request whose body never completes: its handler runs (it asked for the body: 100
+	// Continue) and waits for the rest.
+	fmt.Fprintf(conn, "POST /v1/select HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n")
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil || !strings.Contains(line, "100 Continue") {
+		t.Fatalf("no 100 Continue: %q %v", line, err)
+	}
+	fmt.Fprintf(conn, `{"query": "send an`)
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-s.done; err != nil {
+		t.Fatalf("exit after SIGTERM with a request past the grace: %v\n%s", err, s.log())
+	}
+	if log := s.log(); !strings.Contains(log, "stopped; state saved") || !strings.Contains(log, "warning: --shutdown-grace 200ms") {
+		t.Fatalf("want a warning and a clean stop:\n%s", log)
+	}
+}
+
+// A catalog tool the router refuses is reported with the catalog's file and line (blank lines
+// counted), before any work of the start.
+func TestServeCatalogErrorsNameFileAndLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog.jsonl")
+	lines := `{"id": "a", "name": "a", "description": "first", "platform": "mcp"}
+
+{"id": "b", "name": "b", "description": "second", "platform": "mcp"}
+{"id": "c", "name": "c", "description": "rings \u0007 a bell", "platform": "mcp"}
+`
+	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := newRootCmd()
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	cmd.SetArgs([]string{"serve", "--ephemeral", "--retriever", "bm25", "--addr", "127.0.0.1:0", "--catalog", path})
+	err := cmd.Execute()
+	want := path + ":4: description: contains the control character U+0007"
+	if err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %q", err, want)
 	}
 }

@@ -279,6 +279,24 @@ func (r *Router) prepareTools(tools []catalog.Tool) ([]*toolRecord, error) {
 	return recs, nil
 }
 
+// ValidateTools checks tools as New and PutTools will (ids, names, platforms and descriptions:
+// present where required, valid UTF-8, no control characters, within the limits; ids unique),
+// without a router: a catalog file can be checked before the work of a start. Errors are
+// *InputError naming the field as "tools[i].field".
+func ValidateTools(tools []catalog.Tool) error {
+	seen := map[string]bool{}
+	for i := range tools {
+		if err := validateTool(&tools[i], fmt.Sprintf("tools[%d]", i)); err != nil {
+			return err
+		}
+		if seen[tools[i].ID] {
+			return inputErr(fmt.Sprintf("tools[%d].id", i), "duplicate id %q", tools[i].ID)
+		}
+		seen[tools[i].ID] = true
+	}
+	return nil
+}
+
 // validateTool checks a tool record from a client or a catalog file; key locates it.
 func validateTool(t *catalog.Tool, key string) error {
 	if err := checkText(key+".id", t.ID, MaxIDBytes); err != nil {
@@ -406,7 +424,7 @@ func (r *Router) commitCatalog(ctx context.Context, recs []*toolRecord, deleted 
 			r.commits.entries = entries
 		}
 	}
-	return r.commits.submitClaimed(ctx, apply, claims, raw...)
+	return r.commits.submitClaimed(ctx, apply, nil, claims, raw...)
 }
 
 // DeleteTool removes a tool from the catalog: it is no longer retrieved, pending decisions can

@@ -32,7 +32,10 @@ type committer struct {
 type op struct {
 	recs  [][]byte
 	apply func() // called under r.mu once the records are durable; may be nil
-	done  chan error
+	// settle is called under r.mu once the op has an outcome (its status and error), whether or
+	// not its submitter still waits for it; may be nil.
+	settle func(status state.ClaimStatus, err error)
+	done   chan error
 	// claims make the records conditional on a shared store (state.Shared); status is their
 	// fate, set before done is signalled. Other stores append unconditionally.
 	claims []state.Claim
@@ -44,20 +47,22 @@ func newCommitter(r *Router) *committer {
 }
 
 // submitClaimed queues recs and waits until they are durable and applied. If ctx ends first they may
-// still be committed later.
+// still be committed later: settle (may be nil) learns their fate in every case.
 //
 // claims (state.Claim) make the records conditional on a shared store: they are appended and
 // applied only when the returned status is state.Appended.
-func (c *committer) submitClaimed(ctx context.Context, apply func(), claims []state.Claim, recs ...[]byte) (state.ClaimStatus, error) {
-	o := &op{recs: recs, apply: apply, claims: claims, done: make(chan error, 1)}
+func (c *committer) submitClaimed(ctx context.Context, apply func(), settle func(state.ClaimStatus, error), claims []state.Claim, recs ...[]byte) (state.ClaimStatus, error) {
+	o := &op{recs: recs, apply: apply, settle: settle, claims: claims, done: make(chan error, 1)}
 	select {
 	case <-c.quit:
+		c.settleUnqueued(o, ErrClosed)
 		return 0, ErrClosed
 	default:
 	}
 	select {
 	case c.queue <- o:
 	default:
+		c.settleUnqueued(o, ErrOverloaded)
 		return 0, ErrOverloaded
 	}
 	select {
@@ -70,8 +75,34 @@ func (c *committer) submitClaimed(ctx context.Context, apply func(), claims []st
 		case err := <-o.done:
 			return o.status, err
 		default:
+			// Queued after the writer's last look at the queue: it never will be committed.
+			c.settleUnqueued(o, ErrClosed)
 			return 0, ErrClosed
 		}
+	}
+}
+
+// settleUnqueued settles an op the writer never takes.
+func (c *committer) settleUnqueued(o *op, err error) {
+	if o.settle != nil {
+		c.r.mu.Lock()
+		o.settle(0, err)
+		c.r.mu.Unlock()
+	}
+}
+
+// finish settles the ops of a processed batch (err: the commit's error; each op's status is
+// set) and acknowledges them.
+func (c *committer) finish(batch []*op, err error) {
+	c.r.mu.Lock()
+	for _, o := range batch {
+		if o.settle != nil {
+			o.settle(o.status, err)
+		}
+	}
+	c.r.mu.Unlock()
+	for _, o := range batch {
+		o.done <- err
 	}
 }
 
@@ -140,9 +171,7 @@ func (c *committer) process(batch []*op) {
 	if err != nil {
 		msg := err.Error()
 		c.lastErr.Store(&msg)
-		for _, o := range batch {
-			o.done <- err
-		}
+		c.finish(batch, err)
 		return
 	}
 	c.lastErr.Store(nil)
@@ -154,9 +183,7 @@ func (c *committer) process(batch []*op) {
 	}
 	c.seq = last
 	c.r.mu.Unlock()
-	for _, o := range batch {
-		o.done <- nil
-	}
+	c.finish(batch, nil)
 	c.sinceSnap += len(recs)
 }
 

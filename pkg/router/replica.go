@@ -106,9 +106,7 @@ func (c *committer) processShared(batch []*op) {
 	}
 	if err != nil {
 		c.noteErr(err)
-		for _, o := range batch {
-			o.done <- err
-		}
+		c.finish(batch, err)
 		return
 	}
 	appended := 0
@@ -123,9 +121,7 @@ func (c *committer) processShared(batch []*op) {
 		// Ours are durable but cannot be applied in log order now: acknowledge them; the next
 		// complete read applies them from the log like the others'.
 		c.noteErr(err)
-		for _, o := range batch {
-			o.done <- nil
-		}
+		c.finish(batch, nil)
 		return
 	}
 	r.mu.Lock()
@@ -143,9 +139,7 @@ func (c *committer) processShared(batch []*op) {
 	} else {
 		c.lastErr.Store(nil)
 	}
-	for _, o := range batch {
-		o.done <- nil
-	}
+	c.finish(batch, nil)
 	c.sinceSnap += appended
 }
 
@@ -285,7 +279,7 @@ func (r *Router) recordStart(ctx context.Context) error {
 		rec := encodeBoot(r.boot, r.epoch.UnixNano())
 		claims := r.bootClaims(r.boot, hex.EncodeToString(nonce[:]))
 		r.mu.Unlock()
-		status, err := r.commits.submitClaimed(ctx, nil, claims, rec)
+		status, err := r.commits.submitClaimed(ctx, nil, nil, claims, rec)
 		if err != nil || status == state.Appended {
 			return err
 		}
@@ -300,7 +294,7 @@ func (r *Router) Sync(ctx context.Context) error {
 	if r.closed.Load() {
 		return ErrClosed
 	}
-	_, err := r.commits.submitClaimed(ctx, nil, nil)
+	_, err := r.commits.submitClaimed(ctx, nil, nil, nil)
 	return err
 }
 

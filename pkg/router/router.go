@@ -224,9 +224,13 @@ const (
 	reportDone
 )
 
+// reported is the report state of one candidate of a decision.
 type reported struct {
 	state reportState
 	fb    bandit.Feedback
+	// settled is closed once an in-flight report's commit has an outcome (reportInFlight only):
+	// a retry that finds the slot in flight waits for it, then answers from the settled state.
+	settled chan struct{}
 }
 
 // decision is a pending decision, accepting reports until it expires.
@@ -548,7 +552,10 @@ func (r *Router) expire() {
 // Report records the outcome of executing tool for decision decisionID; latency is the tool's
 // execution time (negative: not measured). It returns once the report is durable. A repeated
 // report with the same outcome is acknowledged as a duplicate; one with another outcome is
-// ErrConflict.
+// ErrConflict. A repeat that arrives while an earlier copy is still being committed waits for
+// that commit and answers from its outcome (a duplicate once it is durable; if it failed, the
+// repeat is recorded itself). A report whose ctx ends first may still be committed; its repeat
+// is then answered the same way, so one outcome is recorded once.
 func (r *Router) Report(ctx context.Context, decisionID, tool string, outcome Outcome, latency time.Duration) (Receipt, error) {
 	if r.closed.Load() {
 		return Receipt{}, ErrClosed
@@ -588,35 +595,56 @@ func (r *Router) Report(ctx context.Context, decisionID, tool string, outcome Ou
 		r.mu.Unlock()
 		return Receipt{}, fmt.Errorf("%w: %s is not a candidate of decision %s", ErrUnknownTool, tool, decisionID)
 	}
-	if rp := d.reported[pos]; rp.state != reportNone {
+	// A report of this decision and tool in flight (a retry that arrived before the first
+	// copy's commit settled, or after its client gave up waiting): wait for its outcome. The
+	// slot is settled by the committer, whether or not the first copy's caller still waits, so
+	// one outcome is recorded once; a failed commit frees the slot and this copy takes it.
+	for d.reported[pos].state == reportInFlight {
+		settled := d.reported[pos].settled
+		r.mu.Unlock()
+		select {
+		case <-settled:
+		case <-ctx.Done():
+			return Receipt{}, ctx.Err()
+		case <-r.commits.finished:
+			return Receipt{}, ErrClosed
+		}
+		r.mu.Lock()
+	}
+	if rp := d.reported[pos]; rp.state == reportDone {
 		r.mu.Unlock()
 		if rp.fb != fb {
 			return Receipt{}, fmt.Errorf("%w: decision %s already has another outcome for %s", ErrConflict, decisionID, tool)
 		}
 		return Receipt{Duplicate: true}, nil
 	}
-	d.reported[pos] = reported{state: reportInFlight, fb: fb}
+	settled := make(chan struct{})
+	d.reported[pos] = reported{state: reportInFlight, fb: fb, settled: settled}
 	rec := &reportRecord{decision: d.id, t: r.now(false), step: d.step, pos: pos, fb: fb, latency: latencyMS(latency)}
 	r.mu.Unlock()
 
 	apply := func() { r.applyReport(rec) } // under mu, once durable
-	status, err := r.commits.submitClaimed(ctx, apply, r.reportClaims(d.id, pos, fb), rec.encode())
-	if err != nil || status != state.Appended {
-		r.mu.Lock()
-		if d.reported[pos].state == reportInFlight {
-			d.reported[pos] = reported{}
-			if err == nil && status == state.Duplicate {
-				// Another replica took the same outcome: it reaches this replica through the log.
+	// settle runs under mu once the commit has an outcome, even when ctx ended first.
+	settle := func(status state.ClaimStatus, err error) {
+		if cur := d.reported[pos]; cur.state == reportInFlight && cur.settled == settled {
+			switch {
+			case err == nil && (status == state.Appended || status == state.Duplicate):
+				// Durable here, or another replica took the same outcome (it reaches this
+				// replica through the log).
 				d.reported[pos] = reported{state: reportDone, fb: fb}
+			default:
+				d.reported[pos] = reported{} // not recorded: the slot is free again
 			}
 		}
-		r.mu.Unlock()
-		switch {
-		case err != nil:
-			return Receipt{}, err
-		case status == state.Duplicate:
-			return Receipt{Duplicate: true}, nil
-		}
+		close(settled)
+	}
+	status, err := r.commits.submitClaimed(ctx, apply, settle, r.reportClaims(d.id, pos, fb), rec.encode())
+	switch {
+	case err != nil:
+		return Receipt{}, err
+	case status == state.Duplicate:
+		return Receipt{Duplicate: true}, nil
+	case status != state.Appended:
 		return Receipt{}, fmt.Errorf("%w: decision %s already has another outcome for %s (reported to another replica)", ErrConflict, decisionID, tool)
 	}
 	if r.cfg.Log != nil {

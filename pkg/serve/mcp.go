@@ -2,6 +2,8 @@ package serve
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,7 +46,7 @@ func NewMCPServer(r *router.Router, version string) *mcp.Server {
 		func(ctx context.Context, _ *mcp.CallToolRequest, in FindToolsArgs) (*mcp.CallToolResult, SelectResponse, error) {
 			sel, err := r.Select(ctx, in.Query, router.SelectOptions{K: in.K, Exclude: in.Exclude})
 			if err != nil {
-				return nil, SelectResponse{}, err
+				return nil, SelectResponse{}, toolError(err)
 			}
 			return nil, toResponse(sel), nil
 		})
@@ -55,7 +57,7 @@ func NewMCPServer(r *router.Router, version string) *mcp.Server {
 			rc, err := report(ctx, r, feedbackRequest{DecisionID: in.DecisionID, Tool: in.Tool, Executed: &executed,
 				TaskSuccess: in.TaskSuccess, LatencyMS: in.LatencyMS})
 			if err != nil {
-				return nil, ReportOutcomeResult{}, err
+				return nil, ReportOutcomeResult{}, toolError(err)
 			}
 			if rc.Duplicate {
 				return nil, ReportOutcomeResult{Status: "duplicate"}, nil
@@ -63,6 +65,20 @@ func NewMCPServer(r *router.Router, version string) *mcp.Server {
 			return nil, ReportOutcomeResult{Status: "recorded"}, nil
 		})
 	return srv
+}
+
+// toolError prefixes a tool's error with the argument at fault, as the HTTP API's error body
+// names its field ("decision_id: unknown or expired decision: …"); an *router.InputError names
+// it already.
+func toolError(err error) error {
+	var ie *router.InputError
+	if errors.As(err, &ie) {
+		return err
+	}
+	if field := errorField(err); field != "" {
+		return fmt.Errorf("%s: %w", field, err)
+	}
+	return err
 }
 
 // NewMCPHandler serves the MCP server over streamable HTTP (mount it at /mcp).

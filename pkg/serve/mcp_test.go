@@ -95,8 +95,10 @@ func exercise(t *testing.T, cs *mcp.ClientSession) {
 		{"find_tools", map[string]any{"query": ""}, "query"},
 		{"find_tools", map[string]any{"query": 7}, "query"},
 		{"find_tools", map[string]any{"query": "email", "k": 500}, "k"},
-		{"report_outcome", map[string]any{"decision_id": sel.DecisionID, "tool": "no/such/tool", "executed": true}, "unknown tool"},
-		{"report_outcome", map[string]any{"decision_id": "nope", "tool": sel.Tools[0].ID, "executed": true}, "unknown or expired decision"},
+		// Tool errors name the argument at fault first, as the HTTP API's error body does.
+		{"report_outcome", map[string]any{"decision_id": sel.DecisionID, "tool": "no/such/tool", "executed": true}, "tool: unknown tool"},
+		{"report_outcome", map[string]any{"decision_id": "nope", "tool": sel.Tools[0].ID, "executed": true}, "decision_id: unknown or expired decision"},
+		{"report_outcome", map[string]any{"decision_id": sel.DecisionID, "tool": sel.Tools[0].ID, "executed": false}, "executed: conflicting report"},
 		{"report_outcome", map[string]any{"decision_id": sel.DecisionID, "tool": sel.Tools[1].ID}, "executed"},
 		{"report_outcome", map[string]any{"decision_id": sel.DecisionID, "tool": sel.Tools[1].ID, "executed": true, "latency_ms": -1}, "latency_ms"},
 	} {

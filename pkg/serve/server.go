@@ -16,6 +16,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -59,6 +60,11 @@ type Server struct {
 	limiter *rate.Limiter
 	metrics *metrics
 	mux     *http.ServeMux
+	paths   map[string]*http.ServeMux // method → the paths of its routes (for 405's Allow)
+	// streams ends when shutdown begins: MCP's server-to-client event streams (GET /mcp) hang
+	// until their request's context ends, so they are bound to it.
+	streams    context.Context
+	endStreams context.CancelFunc
 }
 
 // New builds the server; its router is used, not owned.
@@ -69,7 +75,8 @@ func New(r *router.Router, opts Options) *Server {
 	if opts.Registry == nil {
 		opts.Registry = prometheus.NewRegistry()
 	}
-	s := &Server{r: r, opts: opts, mux: http.NewServeMux()}
+	s := &Server{r: r, opts: opts, mux: http.NewServeMux(), paths: map[string]*http.ServeMux{}}
+	s.streams, s.endStreams = context.WithCancel(context.Background())
 	if opts.RateLimit > 0 {
 		burst := opts.RateBurst
 		if burst <= 0 {
@@ -85,19 +92,64 @@ func New(r *router.Router, opts Options) *Server {
 	s.route("PUT /v1/tools/{id...}", s.handlePutTool)
 	s.route("DELETE /v1/tools/{id...}", s.handleDeleteTool)
 	s.route("GET /v1/state", s.handleState)
-	s.mux.Handle("GET /metrics", s.metrics.handler())
-	s.mux.HandleFunc("GET /healthz", s.handleHealth)
-	s.mux.HandleFunc("GET /v1/openapi.yaml", func(w http.ResponseWriter, _ *http.Request) {
+	s.handle("GET /metrics", s.metrics.handler())
+	s.handle("GET /healthz", http.HandlerFunc(s.handleHealth))
+	s.handle("GET /v1/openapi.yaml", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/yaml")
 		w.Write(OpenAPI)
-	})
+	}))
 	if opts.MCP {
-		s.mux.Handle("/mcp", s.guard("/mcp", NewMCPHandler(r, opts.Version, opts.MaxBodyBytes)))
+		s.mux.Handle("/mcp", s.guard("/mcp", s.endOnShutdown(NewMCPHandler(r, opts.Version, opts.MaxBodyBytes))))
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, req *http.Request) {
+		if allow := s.allowed(req); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", "method",
+				fmt.Sprintf("%s %s: the path takes %s (see /v1/openapi.yaml)", req.Method, req.URL.Path, strings.Join(allow, ", ")))
+			return
+		}
 		writeError(w, http.StatusNotFound, "not_found", "path", fmt.Sprintf("no route %s %s (see /v1/openapi.yaml)", req.Method, req.URL.Path))
 	})
 	return s
+}
+
+// routeMethods are the methods the API's routes take, in the order Allow lists them.
+var routeMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete}
+
+// routeMark marks the paths of one method's routes in Server.paths.
+type routeMark struct{}
+
+func (*routeMark) ServeHTTP(http.ResponseWriter, *http.Request) {}
+
+var mark = &routeMark{}
+
+// handle registers a route "METHOD /path" and notes its path under its method.
+func (s *Server) handle(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, h)
+	method, path, _ := strings.Cut(pattern, " ")
+	for _, m := range []string{method, http.MethodHead} {
+		if m == http.MethodHead && method != http.MethodGet {
+			continue // GET routes answer HEAD too
+		}
+		if s.paths[m] == nil {
+			s.paths[m] = http.NewServeMux()
+		}
+		s.paths[m].Handle(path, mark)
+	}
+}
+
+// allowed returns the methods the routes take for req's path (none: the path is unknown).
+func (s *Server) allowed(req *http.Request) []string {
+	var allow []string
+	for _, m := range routeMethods {
+		// A path match, not a redirect to the path with a trailing slash.
+		if pm := s.paths[m]; pm != nil {
+			if h, _ := pm.Handler(req); h == mark {
+				allow = append(allow, m)
+			}
+		}
+	}
+	return allow
 }
 
 // Handler returns the HTTP handler.
@@ -107,7 +159,7 @@ func (s *Server) Handler() http.Handler { return s.mux }
 // metrics. Handlers return (status, error): a nil error means they wrote the response.
 func (s *Server) route(pattern string, h func(w http.ResponseWriter, req *http.Request) error) {
 	name := pattern
-	s.mux.Handle(pattern, s.guard(name, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	s.handle(pattern, s.guard(name, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		req.Body = http.MaxBytesReader(w, req.Body, s.opts.MaxBodyBytes)
 		if err := h(w, req); err != nil {
 			s.writeRouterError(w, err)
@@ -122,8 +174,10 @@ func (s *Server) guard(name string, next http.Handler) http.Handler {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		defer func() { s.metrics.observe(name, rec.status, time.Since(start)) }()
 		if s.opts.Token != "" {
-			got, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.Token)) != 1 {
+			// The scheme is case-insensitive (RFC 9110, section 11.1); the token is not.
+			scheme, got, ok := strings.Cut(strings.TrimSpace(req.Header.Get("Authorization")), " ")
+			ok = ok && strings.EqualFold(scheme, "Bearer")
+			if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.opts.Token)) != 1 {
 				rec.Header().Set("WWW-Authenticate", `Bearer realm="rated"`)
 				writeError(rec, http.StatusUnauthorized, "unauthorized", "Authorization", "a valid bearer token is required")
 				return
@@ -190,11 +244,11 @@ func (s *Server) writeRouterError(w http.ResponseWriter, err error) {
 	case errors.As(err, &ie):
 		writeError(w, http.StatusBadRequest, "invalid_field", ie.Field, ie.Message)
 	case errors.Is(err, router.ErrUnknownDecision):
-		writeError(w, http.StatusNotFound, "unknown_decision", "decision_id", err.Error())
+		writeError(w, http.StatusNotFound, "unknown_decision", errorField(err), err.Error())
 	case errors.Is(err, router.ErrUnknownTool):
-		writeError(w, http.StatusNotFound, "unknown_tool", "tool", err.Error())
+		writeError(w, http.StatusNotFound, "unknown_tool", errorField(err), err.Error())
 	case errors.Is(err, router.ErrConflict):
-		writeError(w, http.StatusConflict, "conflicting_report", "executed", err.Error())
+		writeError(w, http.StatusConflict, "conflicting_report", errorField(err), err.Error())
 	case errors.Is(err, router.ErrNoTools):
 		writeError(w, http.StatusConflict, "empty_catalog", "", err.Error())
 	case errors.Is(err, diskfull.ErrFull):
@@ -204,10 +258,26 @@ func (s *Server) writeRouterError(w http.ResponseWriter, err error) {
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "", err.Error())
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		// A report may still be committed after it: a retry is answered from its outcome.
+		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusServiceUnavailable, "timeout", "", err.Error())
 	default:
 		writeError(w, http.StatusInternalServerError, "internal", "", err.Error())
 	}
+}
+
+// errorField is the request field the router's client errors that are not *router.InputError
+// are about ("" for the others).
+func errorField(err error) string {
+	switch {
+	case errors.Is(err, router.ErrUnknownDecision):
+		return "decision_id"
+	case errors.Is(err, router.ErrUnknownTool):
+		return "tool"
+	case errors.Is(err, router.ErrConflict):
+		return "executed"
+	}
+	return ""
 }
 
 // bodyError is a request body that is not what the route expects.
@@ -232,6 +302,11 @@ func decode(req *http.Request, v any) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return &bodyError{http.StatusBadRequest, "invalid_json", "body", "a JSON object is required"}
 	}
+	// encoding/json matches keys case-insensitively and keeps the last of duplicate keys: check
+	// the keys exactly first.
+	if err := checkKeys(json.NewDecoder(bytes.NewReader(raw)), reflect.TypeOf(v), ""); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -241,6 +316,119 @@ func decode(req *http.Request, v any) error {
 		return &bodyError{http.StatusBadRequest, "invalid_json", "body", "trailing data after the JSON object"}
 	}
 	return nil
+}
+
+// checkKeys reads one JSON value from dec and checks that the keys of every object that is
+// decoded into a struct of t are exactly its fields' JSON names, each once, and that no other
+// object repeats a key. path locates the value in errors (as "a.b[2].c"). Malformed JSON is
+// not its error: the decoder that follows reports it.
+func checkKeys(dec *json.Decoder, t reflect.Type, path string) error {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return nil // malformed JSON: the decoder reports it, naming the byte
+	}
+	delim, ok := tok.(json.Delim)
+	if !ok {
+		return nil
+	}
+	at := func(key string) string {
+		if path == "" {
+			return key
+		}
+		return path + "." + key
+	}
+	switch delim {
+	case '{':
+		var fields map[string]reflect.Type
+		if t != nil && t.Kind() == reflect.Struct {
+			fields = jsonFields(t)
+		}
+		seen := map[string]bool{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return nil // malformed JSON: the decoder reports it, naming the byte
+			}
+			key, _ := kt.(string)
+			if seen[key] {
+				return &bodyError{http.StatusBadRequest, "duplicate_field", at(key), "appears more than once"}
+			}
+			seen[key] = true
+			var next reflect.Type
+			switch {
+			case fields != nil:
+				ft, ok := fields[key]
+				if !ok {
+					msg := "is not a field of this request"
+					for name := range fields {
+						if strings.EqualFold(name, key) {
+							msg += fmt.Sprintf(" (field names are case-sensitive: %q)", name)
+						}
+					}
+					return &bodyError{http.StatusBadRequest, "unknown_field", at(key), msg}
+				}
+				next = ft
+			case t != nil && t.Kind() == reflect.Map:
+				next = t.Elem()
+			}
+			if err := checkKeys(dec, next, at(key)); err != nil {
+				return err
+			}
+		}
+	case '[':
+		var elem reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			elem = t.Elem()
+		}
+		for i := 0; dec.More(); i++ {
+			if err := checkKeys(dec, elem, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing delimiter
+		return nil // malformed JSON: the decoder reports it, naming the byte
+	}
+	return nil
+}
+
+// jsonFields maps the JSON names of t's fields (encoding/json's rules: tags, "-", embedded
+// structs) to their types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				for k, v := range jsonFields(ft) {
+					if _, ok := out[k]; !ok {
+						out[k] = v
+					}
+				}
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
 }
 
 func jsonError(err error) error {
@@ -481,8 +669,28 @@ func (s *Server) handleState(w http.ResponseWriter, req *http.Request) error {
 	return nil
 }
 
-// Serve answers on ln until ctx ends, then shuts down gracefully: it stops accepting, lets
-// requests in flight finish (up to grace), and returns.
+// endOnShutdown ends the event streams of next (GET requests, which hang until their context
+// ends) when shutdown begins; other requests finish as they would.
+func (s *Server) endOnShutdown(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method == http.MethodGet {
+			ctx, cancel := context.WithCancel(req.Context())
+			defer cancel()
+			stop := context.AfterFunc(s.streams, cancel)
+			defer stop()
+			req = req.WithContext(ctx)
+		}
+		next.ServeHTTP(w, req)
+	})
+}
+
+// ErrShutdownGrace is returned by Serve when requests were still running after the shutdown
+// grace: their connections were closed.
+var ErrShutdownGrace = errors.New("requests still running after the shutdown grace were cut off")
+
+// Serve answers on ln until ctx ends, then shuts down gracefully: it stops accepting, ends MCP's
+// event streams, lets requests in flight finish (up to grace), closes the connections still
+// open then (returning ErrShutdownGrace), and returns.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
 	srv := &http.Server{
 		Handler:           s.mux,
@@ -502,9 +710,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 		return err
 	case <-ctx.Done():
 	}
+	srv.RegisterOnShutdown(s.endStreams)
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	err := srv.Shutdown(sctx)
 	<-errc
+	if errors.Is(err, context.DeadlineExceeded) {
+		srv.Close()
+		return fmt.Errorf("%w (after %s)", ErrShutdownGrace, grace)
+	}
 	return err
 }

@@ -1,0 +1,108 @@
+package serve_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/rated-dev/rated/pkg/serve"
+)
+
+func errCode(body map[string]any) string {
+	e, _ := body["error"].(map[string]any)
+	c, _ := e["code"].(string)
+	return c
+}
+
+// JSON keys must match the documented fields exactly (openapi.yaml: additionalProperties
+// false): encoding/json alone would take "Query" for "query" and the last of duplicate keys.
+func TestJSONKeysAreMatchedExactly(t *testing.T) {
+	ts := httptest.NewServer(serve.New(newRouter(t), serve.Options{}).Handler())
+	defer ts.Close()
+	c := client{t: t, base: ts.URL}
+	for _, tc := range []struct {
+		name, method, path, body string
+		code, field              string
+	}{
+		{"capitalised key", "POST", "/v1/select", `{"Query": "weather"}`, "unknown_field", "Query"},
+		{"upper-case key", "POST", "/v1/select", `{"query": "weather", "K": 2}`, "unknown_field", "K"},
+		{"duplicate key", "POST", "/v1/select", `{"query": "weather", "query": "email"}`, "duplicate_field", "query"},
+		{"feedback capitalised", "POST", "/v1/feedback", `{"Decision_ID": "x", "tool": "y", "executed": true}`, "unknown_field", "Decision_ID"},
+		{"feedback duplicate", "POST", "/v1/feedback", `{"decision_id": "x", "tool": "y", "executed": true, "executed": false}`, "duplicate_field", "executed"},
+		{"nested key", "PUT", "/v1/tools/a/b", `{"name": "x", "platform": "other", "endpoints": [{"URL": "https://x.test"}]}`, "unknown_field", "endpoints[0].URL"},
+		{"nested duplicate", "PUT", "/v1/tools/a/b", `{"name": "x", "platform": "other", "endpoints": [{"url": "https://x.test", "url": "https://y.test"}]}`, "duplicate_field", "endpoints[0].url"},
+	} {
+		code, body := c.do(tc.method, tc.path, tc.body)
+		if code != 400 || errCode(body) != tc.code || errField(body) != tc.field {
+			t.Errorf("%s: %d %v, want 400 %s naming %q", tc.name, code, body, tc.code, tc.field)
+		}
+	}
+	// The exact keys still work.
+	if code, body := c.do("POST", "/v1/select", `{"query": "weather", "k": 2}`); code != 200 {
+		t.Fatalf("select: %d %v", code, body)
+	}
+	if code, body := c.do("PUT", "/v1/tools/a/b", `{"name": "x", "platform": "other", "endpoints": [{"url": "https://x.test"}]}`); code != 201 {
+		t.Fatalf("put: %d %v", code, body)
+	}
+}
+
+// A known path asked with a method it does not take is 405 with the methods it takes in Allow
+// (RFC 9110, section 15.5.6); an unknown path stays 404.
+func TestWrongMethodIs405WithAllow(t *testing.T) {
+	ts := httptest.NewServer(serve.New(newRouter(t), serve.Options{}).Handler())
+	defer ts.Close()
+	for _, tc := range []struct {
+		method, path string
+		code         int
+		allow        string
+	}{
+		{"GET", "/v1/select", 405, "POST"},
+		{"PUT", "/v1/feedback", 405, "POST"},
+		{"POST", "/v1/tools", 405, "GET, HEAD"},
+		{"PATCH", "/v1/tools/a/b", 405, "GET, HEAD, PUT, DELETE"},
+		{"POST", "/healthz", 405, "GET, HEAD"},
+		{"DELETE", "/metrics", 405, "GET, HEAD"},
+		{"GET", "/v2/nothing", 404, ""},
+		{"POST", "/", 404, ""},
+	} {
+		req, _ := http.NewRequest(tc.method, ts.URL+tc.path, strings.NewReader(""))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.code || resp.Header.Get("Allow") != tc.allow {
+			t.Errorf("%s %s: %d Allow %q, want %d Allow %q", tc.method, tc.path, resp.StatusCode, resp.Header.Get("Allow"), tc.code, tc.allow)
+		}
+	}
+}
+
+// The authentication scheme is case-insensitive (RFC 9110, section 11.1); the token is not.
+func TestBearerSchemeIsCaseInsensitive(t *testing.T) {
+	ts := httptest.NewServer(serve.New(newRouter(t), serve.Options{Token: "s3cret"}).Handler())
+	defer ts.Close()
+	for _, tc := range []struct {
+		header string
+		code   int
+	}{
+		{"Bearer s3cret", 200},
+		{"bearer s3cret", 200},
+		{"BEARER s3cret", 200},
+		{"Bearer S3CRET", 401},
+		{"Basic s3cret", 401},
+		{"s3cret", 401},
+		{"Bearer", 401},
+	} {
+		req, _ := http.NewRequest("POST", ts.URL+"/v1/select", strings.NewReader(`{"query": "weather"}`))
+		req.Header.Set("Authorization", tc.header)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.code {
+			t.Errorf("Authorization %q: %d, want %d", tc.header, resp.StatusCode, tc.code)
+		}
+	}
+}
