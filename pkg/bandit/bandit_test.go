@@ -248,6 +248,16 @@ func TestGlobalAndSlidingWindowUCB(t *testing.T) {
 	if w.Choose(s) != 1 {
 		t.Fatal("SW-UCB must avoid recent failures")
 	}
+	// The window of the decision at step T is steps T−10 … T−1 (Garivier & Moulines): at 12 the
+	// failure of step 2 is still in it, mean (0 + 0.9)/(1 + 1) = 0.45 < 0.5; at 13 it is not.
+	s.T = 12
+	if w.Choose(s) != 1 {
+		t.Fatal("SW-UCB must keep the failure of step T−W in the window")
+	}
+	s.T = 13
+	if w.Choose(s) != 0 {
+		t.Fatal("SW-UCB must forget the failure of step T−W−1")
+	}
 	s.T = 20 // failures left the window: back to the prior, 0.9 > 0.5
 	if w.Choose(s) != 0 {
 		t.Fatal("SW-UCB must forget failures outside the window")
@@ -415,4 +425,19 @@ func cpuNow(b *testing.B) time.Duration {
 // reportCPU reports the CPU time per operation since start.
 func reportCPU(b *testing.B, start time.Duration) {
 	b.ReportMetric(float64(cpuNow(b)-start)/float64(b.N), "cpu-ns/op")
+}
+
+// TestUniformPriorUntouchedArmMatchesCreatedArm: with PriorInit "uniform" an arm that was never
+// updated scores θ₀ᵀx̃ = r·x₀·Σβxᵢ (x₀ = 1/√d) + α·√(x̃ᵀx̃/λ), whether or not it has been
+// created: by hand, x = (½, ½, ½, ½), r = 0.8, β = 0.2, α = 0: 0.8 · ½ · 0.2 · 2 = 0.16.
+func TestUniformPriorUntouchedArmMatchesCreatedArm(t *testing.T) {
+	cfg := LinUCBConfig{Alpha: 0, Gamma: 0.95, Ridge: 1, ContextScale: 0.2, PriorInit: "uniform",
+		Weights: FusionWeights{Bandit: 1}}
+	p := NewDiscountedLinUCB("u", cfg, 2, 4)
+	s := &Step{Context: []float64{0.5, 0.5, 0.5, 0.5}, Candidates: []Candidate{{Tool: 0, Prior: 0.8}, {Tool: 1, Prior: 0.8}}}
+	p.arm(1, 0.8) // created, never updated
+	out := make([]float64, 2)
+	p.Scores(s, out)
+	near(t, "untouched arm", out[0], 0.16)
+	near(t, "created arm", out[1], 0.16)
 }

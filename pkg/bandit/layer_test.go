@@ -139,6 +139,7 @@ func TestHealthConfigValidate(t *testing.T) {
 		{PriorStrength: 1, IncidentProbe: 10, IncidentPrior: -0.5},
 		{PriorStrength: 1, IncidentProbe: 10, IncidentPrior: math.NaN()},
 		{PriorStrength: 1, IncidentHalfProbe: true},
+		{PriorStrength: 1, ProviderMaskAfter: 1},
 		{PriorStrength: 1, CohortWindow: 10, CohortStrength: math.NaN()},
 		{PriorStrength: math.NaN()},
 	}

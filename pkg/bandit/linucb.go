@@ -95,8 +95,8 @@ func (p *DiscountedLinUCB) loadContext(s *Step) {
 	beta := p.cfg.ContextScale
 	sumX, sumX2 := 0.0, 1.0
 	for i, v := range x {
-		sumX += v
 		v *= beta
+		sumX += v // of the scaled context, as θ₀ᵀx̃ of a created arm sees it
 		xt[i] = v
 		sq := v * v
 		x2[i] = sq

@@ -77,7 +77,7 @@ func (p *SlidingWindowUCB) prune(tool int) []swEvent {
 	p.events = grow(p.events, tool)
 	ev := p.events[tool]
 	i := 0
-	for i < len(ev) && ev[i].t <= p.t-p.window {
+	for i < len(ev) && ev[i].t < p.t-p.window { // keep steps T−W … T−1
 		i++
 	}
 	if i > 0 {

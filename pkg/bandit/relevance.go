@@ -85,7 +85,8 @@ func clamp01(v float64) float64 { return math.Max(0, math.Min(1, v)) }
 // over the tool's prototypes cₖ (query contexts seen with it, merged above a cosine of Merge,
 // with nₖ observations and sₖ successes), plus an exploration bonus α/√(κ + Σₖ wₖ·nₖ). A query
 // seen before weighs 1; a query at cosine 1 − h weighs e⁻¹. Prototypes per tool are capped at
-// MaxPrototypes (the least used is merged into its nearest), which bounds the cost of a
+// MaxPrototypes (at the cap a new query is merged into its nearest prototype, however far),
+// which bounds the cost of a
 // decision at K·MaxPrototypes dot products, or Hamming distances between sign sketches
 // (KernelConfig.Sketch); the bandwidth h may be chosen among candidates as outcomes arrive
 // (KernelConfig.Bandwidths).

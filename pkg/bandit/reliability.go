@@ -61,7 +61,9 @@ type HealthConfig struct {
 	// 0: no provider level.
 	ProviderStrength float64 `yaml:"provider_strength,omitempty" json:"provider_strength,omitempty"`
 	// ProviderMaskAfter: a provider is masked (with the same backoff) once this many distinct
-	// tools of it failed with no success of the provider in between. 0: never.
+	// tools of it failed with no success of the provider in between; at least 2, since only
+	// correlated failures count against a provider (one tool failing alone says nothing about its
+	// siblings). 0: never.
 	ProviderMaskAfter int `yaml:"provider_mask_after,omitempty" json:"provider_mask_after,omitempty"`
 	// SiblingStrength turns on the learned sibling correlation with this many prior pairs at
 	// ρ = 0 (failures independent until seen otherwise): ρ̂ is how often a tool failed when it
@@ -177,6 +179,8 @@ func (c HealthConfig) Validate(key string) error {
 		return fmt.Errorf("%s.pool_init = %v: must be in [0, 1]", key, c.PoolInit)
 	case c.MaskBase < 0 || c.MaskMax < 0 || c.ProviderMaskAfter < 0 || c.CohortWindow < 0 || c.IncidentProbe < 0:
 		return fmt.Errorf("%s: mask_base, mask_max, provider_mask_after, cohort_window and incident_probe must be >= 0", key)
+	case c.ProviderMaskAfter == 1:
+		return fmt.Errorf("%s.provider_mask_after = 1: must be 0 (off) or at least 2 (only failures of two distinct tools count against a provider)", key)
 	case c.ProviderLearned && c.SiblingStrength == 0:
 		return fmt.Errorf("%s.provider_learned needs sibling_strength > 0 (the correlation it waits for)", key)
 	case !(c.IncidentPrior >= 0 && c.IncidentPrior <= 1):

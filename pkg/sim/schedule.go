@@ -108,7 +108,7 @@ func (s *Schedule) Chance(tool, t int) (p float64, outageSince int) {
 				return 0, r.start + phase*r.period
 			}
 		case EventFlaky:
-			p *= r.p
+			p = min(p, r.p) // Executes compares one coin with every rate
 		}
 	}
 	return p, outageSince

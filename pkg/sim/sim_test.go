@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -120,6 +121,24 @@ func TestScheduleKinds(t *testing.T) {
 	}
 	if r := float64(ok) / 20000; r < 0.28 || r > 0.32 {
 		t.Errorf("flaky success rate %v, want ≈ 0.3", r)
+	}
+	// Two flaky events on one tool compare the same coin with each rate, so the call succeeds
+	// with the smaller one: Chance must say min(0.5, 0.3) = 0.3, as the calls do.
+	sel := Selector{By: "frequency", Fraction: 0.1}
+	two := NewSchedule(Scenario{Name: "s", Theta: 1, Events: []Event{
+		{Kind: EventFlaky, Start: 0, SuccessProb: 0.5, Select: sel},
+		{Kind: EventFlaky, Start: 0, SuccessProb: 0.3, Select: sel}}}, w, inOrder(10), 1)
+	if p, _ := two.Chance(0, 5); math.Abs(p-0.3) > 1e-12 {
+		t.Errorf("two flaky events: Chance %v, want 0.3", p)
+	}
+	ok = 0
+	for step := 0; step < 20000; step++ {
+		if two.Executes(0, step) {
+			ok++
+		}
+	}
+	if r := float64(ok) / 20000; r < 0.28 || r > 0.32 {
+		t.Errorf("two flaky events: success rate %v, want ≈ 0.3", r)
 	}
 	nt := one(EventNewTools, Event{Start: 50})
 	if nt.Exists(0, 49) || !nt.Exists(0, 50) || !nt.Exists(1, 0) {
