@@ -8,10 +8,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/rated-dev/rated/data"
@@ -99,6 +97,25 @@ again. The LLM server must be running: rated llm up.`,
 	return cmd
 }
 
+// checkBuildBenchCounts refuses, before anything is read or asked, counts that cannot build a
+// benchmark: --top-k below 1, and negative --tools, --per-platform, --real-limit, --concurrency,
+// --hard-negatives or --random-negatives (0 means all, or the config's value, where the flag says so).
+func checkBuildBenchCounts(f buildBenchFlags) error {
+	if f.topK < 1 {
+		return fmt.Errorf("--top-k %d: each real query needs at least 1 candidate tool", f.topK)
+	}
+	for _, c := range []struct {
+		flag string
+		v    int
+	}{{"tools", f.tools}, {"per-platform", f.perPlatform}, {"real-limit", f.realLimit}, {"concurrency", f.concurrency},
+		{"hard-negatives", f.hard}, {"random-negatives", f.random}} {
+		if c.v < 0 {
+			return fmt.Errorf("--%s %d: must be >= 0", c.flag, c.v)
+		}
+	}
+	return nil
+}
+
 func loadCatalog(path string) ([]catalog.Tool, string, error) {
 	if path != "" {
 		tools, err := catalog.ReadJSONL(path)
@@ -176,8 +193,11 @@ func openBenchRetriever(spec string, h home.Home, flags encodingFlags, docs []be
 }
 
 func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, real synth.RealConfig) error {
-	ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	if err := checkBuildBenchCounts(f); err != nil {
+		return err
+	}
+	// SIGINT and SIGTERM cancel c.Context() (Execute): finished requests stay journaled.
+	ctx := c.Context()
 	started := time.Now()
 	h, err := assetHome(c)
 	if err != nil {

@@ -252,3 +252,30 @@ func TestBuildBenchDenseRetriever(t *testing.T) {
 		t.Fatalf("explicit threshold 0: %v", r)
 	}
 }
+
+// Counts that cannot build a benchmark are refused before anything is read or asked (the run
+// would otherwise retrieve with --retrieval-only, no LLM needed), naming the flag; no --out is
+// created.
+func TestBuildBenchRefusesBadCounts(t *testing.T) {
+	t.Setenv("RATED_HOME", t.TempDir())
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--top-k", "0"}, "--top-k 0: each real query needs at least 1 candidate tool"},
+		{[]string{"--top-k", "-3"}, "--top-k -3: each real query needs at least 1 candidate tool"},
+		{[]string{"--tools", "-1"}, "--tools -1: must be >= 0"},
+		{[]string{"--per-platform", "-2"}, "--per-platform -2: must be >= 0"},
+		{[]string{"--real-limit", "-5"}, "--real-limit -5: must be >= 0"},
+		{[]string{"--hard-negatives", "-1"}, "--hard-negatives -1: must be >= 0"},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		_, _, err := runRated(append([]string{"build-bench", "--out", out, "--retrieval-only", "--retriever", "bm25"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%v: --out exists after a refused run (%v)", c.args, err)
+		}
+	}
+}

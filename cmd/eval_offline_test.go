@@ -102,6 +102,7 @@ func TestEvalOfflineCommandErrors(t *testing.T) {
 		{"missing split", good, []string{"--split", "dev"}, `split "dev": no qrels/dev.tsv (have test)`},
 		{"unknown retriever", good, []string{"--retrievers", "bm25,splade"}, `unknown retriever "splade"`},
 		{"bad measure", good, []string{"--measures", "MRR,Q@5"}, `measure "Q@5"`},
+		{"cutoff above the depth", good, []string{"--depth", "5", "--measures", "MRR,Recall@50"}, "--measures Recall@50: cutoff 50 is above --depth 5"},
 		{"no relevant tool in the split", with("qrels/test.tsv", "q1\tslack\t0\n"), nil, "no query has a relevant tool"},
 	}
 	for _, c := range cases {
@@ -136,5 +137,18 @@ func TestRerankDefaultIsTheChosenGenerator(t *testing.T) {
 	}
 	if got.Model != want.Model || got.ResolvedBaseURL() != want.ResolvedBaseURL() || got.TimeoutS != want.TimeoutS || !strings.Contains(name, "embedded") {
 		t.Errorf("embedded %s: %s at %s; the file says %s at %s", name, got.Model, got.ResolvedBaseURL(), want.Model, want.ResolvedBaseURL())
+	}
+}
+
+// A measure cut off below the run depth is refused before any work: no --out is created.
+func TestEvalOfflineRefusesCutoffAboveDepth(t *testing.T) {
+	dir := writeBench(t, goodBenchFiles())
+	out := filepath.Join(t.TempDir(), "out")
+	_, _, err := runRated("eval", "offline", "--bench", dir, "--out", out, "--depth", "5", "--measures", "Recall@50")
+	if err == nil || !strings.Contains(err.Error(), "eval offline: --measures Recall@50: cutoff 50 is above --depth 5") {
+		t.Fatalf("error %v", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("--out exists after a refused run (%v)", err)
 	}
 }

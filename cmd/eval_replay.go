@@ -3,6 +3,7 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,6 +53,9 @@ Prints a Markdown table; --out DIR also writes DIR/replay.md and DIR/replay.json
 			if len(logs) == 0 || len(policies) == 0 {
 				return fmt.Errorf("--log and --policies are required")
 			}
+			if err := checkReplayFlags(folds, semantic, banditW, priorW); err != nil {
+				return fmt.Errorf("eval replay: %w", err)
+			}
 			var specs []bandit.Spec
 			for _, p := range policies {
 				s, skipped, err := ope.LoadSpecs(p)
@@ -78,9 +82,6 @@ Prints a Markdown table; --out DIR also writes DIR/replay.md and DIR/replay.json
 				return err
 			}
 			eo := ope.Options{Seed: seed, Folds: folds, Weights: bandit.FusionWeights{Semantic: semantic, Bandit: banditW, Prior: priorW}}
-			if err := eo.Weights.Validate("--weights"); err != nil {
-				return err
-			}
 			var ests []*ope.Estimate
 			for _, s := range specs {
 				est, err := ope.Evaluate(l, s, eo)
@@ -122,6 +123,29 @@ Prints a Markdown table; --out DIR also writes DIR/replay.md and DIR/replay.json
 	fl.Float64Var(&priorW, "w-prior", 0.10, "fusion weight w3")
 	fl.StringVar(&out, "out", "", "also write replay.md and replay.json into this directory")
 	return cmd
+}
+
+// checkReplayFlags refuses, before any log is read, cross-fitting folds below 2 and fusion
+// weights that are negative, not finite or do not sum to 1, naming the flags.
+func checkReplayFlags(folds int, semantic, banditW, priorW float64) error {
+	if folds < 2 {
+		return fmt.Errorf("--folds %d: the doubly robust reward model needs at least 2 cross-fitting folds", folds)
+	}
+	ws := []struct {
+		flag string
+		v    float64
+	}{{"--w-semantic", semantic}, {"--w-bandit", banditW}, {"--w-prior", priorW}}
+	sum := 0.0
+	for _, w := range ws {
+		if !(w.v >= 0) || math.IsInf(w.v, 0) {
+			return fmt.Errorf("%s %v: a fusion weight must be a finite number >= 0", w.flag, w.v)
+		}
+		sum += w.v
+	}
+	if math.Abs(sum-1) > 1e-9 {
+		return fmt.Errorf("--w-semantic %v, --w-bandit %v, --w-prior %v: the fusion weights must sum to 1, not %.4g", semantic, banditW, priorW, sum)
+	}
+	return nil
 }
 
 // logFiles expands --log arguments: files as given, directories to their decision-log files.

@@ -94,3 +94,25 @@ func TestEvalReplayOnAServedLog(t *testing.T) {
 		}
 	}
 }
+
+// Cross-fitting folds below 2 and fusion weights that cannot fuse are refused before any log is
+// read (the --log here does not exist), naming the flags.
+func TestEvalReplayRefusesBadFoldsAndWeights(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "none")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--folds", "0"}, "--folds 0: the doubly robust reward model needs at least 2 cross-fitting folds"},
+		{[]string{"--folds", "1"}, "--folds 1: the doubly robust"},
+		{[]string{"--folds", "-4"}, "--folds -4: the doubly robust"},
+		{[]string{"--w-semantic", "0.8"}, "--w-semantic 0.8, --w-bandit 0.15, --w-prior 0.1: the fusion weights must sum to 1"},
+		{[]string{"--w-bandit", "-0.1", "--w-semantic", "1"}, "--w-bandit -0.1: a fusion weight must be a finite number >= 0"},
+		{[]string{"--w-prior", "NaN"}, "--w-prior NaN: a fusion weight must be a finite number >= 0"},
+	} {
+		_, _, err := runRated(append([]string{"eval", "replay", "--log", missing, "--policies", "recommended"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		}
+	}
+}

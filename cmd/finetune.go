@@ -67,6 +67,9 @@ checkpoints/last unless --fresh.`,
 					return fmt.Errorf("finetune: --negative-kinds %q: want %s and/or %s", k, train.NegativeHard, train.NegativeRandom)
 				}
 			}
+			if towers != train.TowersShared && towers != train.TowersDual {
+				return fmt.Errorf("finetune: --towers %q: want %s or %s", towers, train.TowersShared, train.TowersDual)
+			}
 			if err := checkFinetuneNumbers(map[string]float64{"tau": tau, "lr": lr}, map[string]int{
 				"batch": batch, "hard-negatives": negPer, "max-len": maxLen, "warmup": warmup, "epochs": epochs, "max-steps": maxSteps,
 				"val-every": valEvery, "val-max-queries": valMax, "checkpoint-every": ckEvery, "threads": threads, "cuda-device": cudaDevice,
@@ -75,6 +78,20 @@ checkpoints/last unless --fresh.`,
 			}
 			if name == "" {
 				name = filepath.Base(filepath.Clean(outDir))
+			}
+			log := cmd.ErrOrStderr()
+			// The benchmark is read and its splits checked before the output set begins and the
+			// training graph is built (15 s or more, 87 MB), so a wrong --bench or split fails at once.
+			if synDir, ok := buildBenchSynDir(benchDir); ok {
+				fmt.Fprintf(log, "finetune: %s is a rated build-bench output folder: training on its EcoAgent-Syn, %s\n", benchDir, synDir)
+				benchDir = synDir
+			}
+			b, err := bench.ReadDir(benchDir)
+			if err != nil {
+				return err
+			}
+			if err := checkFinetuneSplits(b, benchDir, trainSplit, valSplit); err != nil {
+				return fmt.Errorf("finetune: %w", err)
 			}
 			set, err := outdir.Begin(outDir, finetuneOutput())
 			if err != nil {
@@ -94,17 +111,6 @@ checkpoints/last unless --fresh.`,
 						lib = gpu
 					}
 				}
-			}
-			log := cmd.ErrOrStderr()
-			// The benchmark is read before the training graph is built (15 s or more), so a wrong
-			// --bench fails at once.
-			if synDir, ok := buildBenchSynDir(benchDir); ok {
-				fmt.Fprintf(log, "finetune: %s is a rated build-bench output folder: training on its EcoAgent-Syn, %s\n", benchDir, synDir)
-				benchDir = synDir
-			}
-			b, err := bench.ReadDir(benchDir)
-			if err != nil {
-				return err
 			}
 			if negatives == "" {
 				negatives = filepath.Join(benchDir, "negatives.jsonl")
@@ -218,14 +224,14 @@ checkpoints/last unless --fresh.`,
 
 // checkFinetuneNumbers refuses numeric flags that cannot train, before the benchmark is read or
 // the training graph is built: tau and lr must be finite and > 0, batch ≥ 1, max-len ≥ 2 ([CLS]
-// and [SEP]), the other counts ≥ 0, and max-loss-ratio not NaN (negative turns the check off).
+// and [SEP]), epochs ≥ 1 (--max-steps stops earlier), the other counts ≥ 0, and max-loss-ratio not NaN (negative turns the check off).
 func checkFinetuneNumbers(positive map[string]float64, counts map[string]int, maxLossRatio float64) error {
 	for _, name := range slices.Sorted(maps.Keys(positive)) {
 		if v := positive[name]; !(v > 0) || math.IsInf(v, 0) {
 			return fmt.Errorf("--%s %v: must be a finite number > 0", name, v)
 		}
 	}
-	least := map[string]int{"batch": 1, "max-len": 2}
+	least := map[string]int{"batch": 1, "max-len": 2, "epochs": 1}
 	for _, name := range slices.Sorted(maps.Keys(counts)) {
 		if v := counts[name]; v < least[name] {
 			return fmt.Errorf("--%s %d: must be at least %d", name, v, least[name])
@@ -233,6 +239,28 @@ func checkFinetuneNumbers(positive map[string]float64, counts map[string]int, ma
 	}
 	if math.IsNaN(maxLossRatio) {
 		return fmt.Errorf("--max-loss-ratio %v: must be a number (negative: off)", maxLossRatio)
+	}
+	return nil
+}
+
+// checkFinetuneSplits refuses a --train-split the benchmark lacks or whose qrels name no relevant
+// tool, and a --val-split ("-": none) without queries, naming the flag and the qrels file.
+func checkFinetuneSplits(b *bench.Bench, dir, trainSplit, valSplit string) error {
+	have := slices.Sorted(maps.Keys(b.Splits))
+	if _, ok := b.Splits[trainSplit]; !ok {
+		return fmt.Errorf("--train-split %q: %s has no qrels/%s.tsv (have %v)", trainSplit, dir, trainSplit, have)
+	}
+	if len(b.RelevantQueries(trainSplit)) == 0 {
+		return fmt.Errorf("--train-split %q: %s/qrels/%s.tsv names no relevant tool of a query in queries.jsonl: nothing to train on", trainSplit, dir, trainSplit)
+	}
+	if valSplit == "-" {
+		return nil
+	}
+	if _, ok := b.Splits[valSplit]; !ok {
+		return fmt.Errorf("--val-split %q: %s has no qrels/%s.tsv (have %v; --val-split - turns validation off)", valSplit, dir, valSplit, have)
+	}
+	if len(b.SplitQueries(valSplit)) == 0 {
+		return fmt.Errorf("--val-split %q: %s/qrels/%s.tsv holds no query of queries.jsonl (--val-split - turns validation off)", valSplit, dir, valSplit)
 	}
 	return nil
 }

@@ -47,7 +47,8 @@ func TestFinetuneFlagErrors(t *testing.T) {
 	}
 	empty := t.TempDir()
 	out := filepath.Join(t.TempDir(), "out")
-	dirs := []string{"--model", t.TempDir(), "--bench", benchDir, "--out", out}
+	// The benchmark has no dev split: validation off.
+	dirs := []string{"--model", t.TempDir(), "--bench", benchDir, "--out", out, "--val-split", "-"}
 	cases := []struct {
 		name string
 		args []string
@@ -60,7 +61,7 @@ func TestFinetuneFlagErrors(t *testing.T) {
 		// The benchmark is read before the training graph would be built: no artifacts, no venv needed.
 		{"no benchmark", []string{"--model", t.TempDir(), "--bench", empty, "--out", out, "--home", t.TempDir()}, "benchmark " + empty + ": corpus.jsonl"},
 		{"stale artifacts", append([]string{"--artifacts", art}, dirs...), "was built with batch 4, hard negatives 1, length 16"},
-		{"build-bench folder", []string{"--artifacts", art, "--model", t.TempDir(), "--bench", buildBenchDir, "--out", out}, "was built with batch 4"},
+		{"build-bench folder", []string{"--artifacts", art, "--model", t.TempDir(), "--bench", buildBenchDir, "--out", out, "--val-split", "-"}, "was built with batch 4"},
 		{"missing artifacts", append([]string{"--artifacts", t.TempDir()}, dirs...), "artifacts.json"},
 	}
 	for _, c := range cases {
@@ -70,6 +71,40 @@ func TestFinetuneFlagErrors(t *testing.T) {
 				t.Errorf("error %v, want it to contain %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestFinetuneRefusesBeforeWork: a split the benchmark lacks, --epochs 0 and an unknown --towers
+// are refused right after the benchmark is read: before the output set begins and before the
+// training graph would be built (no venv, no artifacts, no library in the home), naming the flag.
+func TestFinetuneRefusesBeforeWork(t *testing.T) {
+	benchDir := t.TempDir()
+	b := &bench.Bench{Corpus: []bench.Doc{{ID: "a", Title: "A", Text: "tool a"}, {ID: "b", Title: "B", Text: "tool b"}},
+		Queries: []bench.Query{{ID: "q", Text: "use a"}, {ID: "d", Text: "use b"}},
+		Splits:  map[string]bench.Qrels{"train": {"q": {"a": 1}}, "dev": {"d": {"b": 1}}, "zero": {"q": {"a": 0}}}}
+	if err := b.Write(benchDir); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--train-split", "nosuch"}, `--train-split "nosuch": ` + benchDir + ` has no qrels/nosuch.tsv (have [dev train zero])`},
+		{[]string{"--train-split", "zero"}, `--train-split "zero": ` + benchDir + `/qrels/zero.tsv names no relevant tool`},
+		{[]string{"--val-split", "nosuch"}, `--val-split "nosuch": ` + benchDir + ` has no qrels/nosuch.tsv (have [dev train zero]; --val-split - turns validation off)`},
+		{[]string{"--epochs", "0"}, "--epochs 0: must be at least 1"},
+		{[]string{"--epochs", "0", "--train-split", "nosuch"}, "--epochs 0: must be at least 1"},
+		{[]string{"--towers", "triple"}, `--towers "triple": want shared or dual`},
+	}
+	for _, c := range cases {
+		out := filepath.Join(t.TempDir(), "out")
+		err := runFinetune(append([]string{"--model", t.TempDir(), "--bench", benchDir, "--out", out, "--home", t.TempDir()}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want it to contain %q", c.args, err, c.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%v: --out exists after a refused run (%v)", c.args, err)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -63,6 +64,12 @@ all-MiniLM-L6-v2 as the encoder, compared with pkg/reproduce/expected/ecoagent.j
 			if err != nil {
 				return err
 			}
+			if !cmd.Flags().Changed("tables") {
+				tables = rb.tables
+			}
+			if err := checkReproduceFlags(rb, benchName, tables, latencyQueries, sizes); err != nil {
+				return fmt.Errorf("reproduce: %w", err)
+			}
 			exp, err := rb.expected()
 			if expectedPath != "" {
 				exp, err = reproduce.ReadExpected(expectedPath)
@@ -73,9 +80,6 @@ all-MiniLM-L6-v2 as the encoder, compared with pkg/reproduce/expected/ecoagent.j
 			}
 			if err != nil {
 				return fmt.Errorf("reproduce: %w", err)
-			}
-			if !cmd.Flags().Changed("tables") {
-				tables = rb.tables
 			}
 			set, err := outdir.Begin(outDir, reproduceOutput())
 			if err != nil {
@@ -94,9 +98,6 @@ all-MiniLM-L6-v2 as the encoder, compared with pkg/reproduce/expected/ecoagent.j
 			defer models.Close()
 			produced := map[string]*report.Table{}
 			want := func(n int) bool { return slices.Contains(tables, n) }
-			if want(3) && !slices.Contains(rb.tables, 3) {
-				return fmt.Errorf("reproduce: --bench %s has no Table 3 (latency is measured on the default benchmark)", benchName)
-			}
 			if want(1) {
 				for _, t1 := range rb.table1 {
 					retrievers := exp.Tables[t1.table].Retrievers
@@ -139,7 +140,17 @@ all-MiniLM-L6-v2 as the encoder, compared with pkg/reproduce/expected/ecoagent.j
 				return fmt.Errorf("reproduce: %w", err)
 			}
 			if update != "" {
-				next := &reproduce.Expected{About: fmt.Sprintf("rated reproduce --bench %s --update on %s/%s, %s, %d CPUs", benchName, runtime.GOOS, runtime.GOARCH, runtime.Version(), runtime.NumCPU()), Tables: map[string]reproduce.ExpectedTable{}}
+				// The tables not regenerated keep their earlier expected values.
+				next := &reproduce.Expected{About: fmt.Sprintf("rated reproduce --bench %s --update on %s/%s, %s, %d CPUs", benchName, runtime.GOOS, runtime.GOARCH, runtime.Version(), runtime.NumCPU()), Tables: maps.Clone(exp.Tables)}
+				var kept []string
+				for _, name := range slices.Sorted(maps.Keys(exp.Tables)) {
+					if produced[name] == nil {
+						kept = append(kept, name)
+					}
+				}
+				if len(kept) > 0 {
+					next.About += fmt.Sprintf("; %s kept from the earlier expected values", strings.Join(kept, ", "))
+				}
 				for name, t := range produced {
 					tol, info := 0.001, false
 					switch name {
@@ -160,7 +171,7 @@ all-MiniLM-L6-v2 as the encoder, compared with pkg/reproduce/expected/ecoagent.j
 				if err := next.Write(update); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "reproduce: wrote the expected values of %d tables to %s\n", len(produced), update)
+				fmt.Fprintf(cmd.OutOrStdout(), "reproduce: wrote the expected values of %d tables to %s (%d regenerated, %d kept)\n", len(next.Tables), update, len(produced), len(kept))
 				return nil
 			}
 			var lines []reproduce.Line
@@ -189,6 +200,26 @@ all-MiniLM-L6-v2 as the encoder, compared with pkg/reproduce/expected/ecoagent.j
 	enc.register(f)
 	f.IntSliceVar(&sizes, "sizes", []int{5000, 100000}, "catalog sizes of Table 3's search sweep")
 	return cmd
+}
+
+// checkReproduceFlags refuses table numbers and Table 3 settings that cannot run, before any
+// work starts.
+func checkReproduceFlags(rb reproBench, benchName string, tables []int, latencyQueries int, sizes []int) error {
+	if len(tables) == 0 {
+		return errors.New("--tables: no table given: want 1, 2 or 3")
+	}
+	for _, n := range tables {
+		if n < 1 || n > 3 {
+			return fmt.Errorf("--tables %d: want 1, 2 or 3", n)
+		}
+	}
+	if slices.Contains(tables, 3) && !slices.Contains(rb.tables, 3) {
+		return fmt.Errorf("--bench %s has no Table 3 (latency is measured on the default benchmark)", benchName)
+	}
+	if latencyQueries < 1 {
+		return fmt.Errorf("--latency-queries %d: must be at least 1", latencyQueries)
+	}
+	return evallatency.ValidateSweep(sizes, 0, 1)
 }
 
 // reproduceTable2 runs the dynamic experiment with the embedded configs/paper.yaml on b, changed

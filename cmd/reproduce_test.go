@@ -3,10 +3,12 @@ package cmd
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/rated-dev/rated/internal/testassets"
+	"github.com/rated-dev/rated/pkg/reproduce"
 )
 
 // Table 1 only, lexical retrievers: a cell off by more than the tolerance fails the run and is
@@ -82,5 +84,93 @@ func TestReproduceEcoAgentRelease(t *testing.T) {
 	}
 	if _, _, err := runRated("reproduce", "--bench", "nope"); err == nil || !strings.Contains(err.Error(), "default or ecoagent") {
 		t.Fatalf("unknown bench: %v", err)
+	}
+}
+
+// Bad --tables, --latency-queries and --sizes values are refused before any work, naming the
+// flag, and leave no output directory.
+func TestReproduceRefusesBadFlagsBeforeWork(t *testing.T) {
+	t.Setenv("RATED_ASSETS", t.TempDir())
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tables", "4"}, "--tables 4: want 1, 2 or 3"},
+		{[]string{"--tables", "0,5"}, "--tables 0: want 1, 2 or 3"},
+		{[]string{"--tables", "1,2,5"}, "--tables 5: want 1, 2 or 3"},
+		{[]string{"--latency-queries", "0"}, "--latency-queries 0: must be at least 1"},
+		{[]string{"--tables", "3", "--latency-queries", "-2"}, "--latency-queries -2: must be at least 1"},
+		{[]string{"--sizes", "5000,0"}, "--sizes 0: a catalog size must be positive"},
+		{[]string{"--bench", "ecoagent", "--tables", "3"}, "--bench ecoagent has no Table 3"},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		_, _, err := runRated(append([]string{"reproduce", "--out", out}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.args, err, c.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%v: --out exists after a refused run (%v)", c.args, err)
+		}
+	}
+}
+
+// An expected file with a misspelt key is refused naming it; one whose tables hold no cell for
+// the regenerated tables fails instead of passing with nothing checked.
+func TestReproduceRefusesUncheckableExpected(t *testing.T) {
+	t.Setenv("RATED_ASSETS", t.TempDir())
+	dir := t.TempDir()
+	for _, c := range []struct{ body, want string }{
+		{`{"tabels": {"table1": {"tolerance": 0.001, "rows": {"BM25": {"MRR": "0.5"}}}}}`, `unknown field "tabels"`},
+		{`{"tables": {"table1": {"tolerance": 0.001, "row": {"BM25": {"MRR": "0.5"}}}}}`, `unknown field "row"`},
+		{`{"tables": {"tabel1": {"tolerance": 0.001, "rows": {"BM25": {"MRR": "0.5"}}}}}`, `unknown table "tabel1"`},
+	} {
+		expected := filepath.Join(dir, "e.json")
+		os.WriteFile(expected, []byte(c.body), 0o644)
+		_, _, err := runRated("reproduce", "--tables", "1", "--expected", expected, "--out", filepath.Join(dir, "out"))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), expected) {
+			t.Errorf("%s: error %v, want %q naming the file", c.body, err, c.want)
+		}
+	}
+	// Table 2's values only, Table 1 regenerated: no cell compared.
+	expected := filepath.Join(dir, "e.json")
+	os.WriteFile(expected, []byte(`{"tables": {"table2": {"tolerance": 0.1, "rows": {"X": {"Y": "1"}}}}}`), 0o644)
+	stdout, _, err := runRated("reproduce", "--tables", "1", "--expected", expected, "--out", filepath.Join(dir, "out"))
+	if err == nil || !strings.Contains(stdout, "no expected cell was compared") {
+		t.Errorf("nothing compared: error %v\n%s", err, stdout)
+	}
+}
+
+// --update with a subset of the tables keeps the other tables of the expected file as they were
+// and replaces only the regenerated ones.
+func TestReproduceUpdateKeepsOtherTables(t *testing.T) {
+	t.Setenv("RATED_ASSETS", t.TempDir())
+	dir := t.TempDir()
+	expected := filepath.Join(dir, "expected.json")
+	if err := os.WriteFile(expected, []byte(`{"about": "hand-written", "tables": {
+		"table1": {"tolerance": 0.001, "retrievers": ["tfidf", "bm25"], "rows": {"BM25": {"MRR": "0.999"}}},
+		"table2": {"tolerance": 0.1, "rows": {"RATED (Full)": {"AS": "83.4%"}}},
+		"table3": {"tolerance": 0, "informational": true, "rows": {"Encoder only": {"Mean (ms)": "1.0"}}}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, err := runRated("reproduce", "--tables", "1", "--expected", expected, "--update", expected, "--out", filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatalf("--update: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout, "3 tables") || !strings.Contains(stdout, "1 regenerated, 2 kept") {
+		t.Errorf("stdout: %s", stdout)
+	}
+	got, err := reproduce.ReadExpected(expected)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := got.Tables["table2"]; r.Tolerance != 0.1 || r.Rows["RATED (Full)"]["AS"] != "83.4%" || len(r.Rows) != 1 {
+		t.Errorf("table2 not kept: %+v", r)
+	}
+	if r := got.Tables["table3"]; !r.Informational || r.Rows["Encoder only"]["Mean (ms)"] != "1.0" {
+		t.Errorf("table3 not kept: %+v", r)
+	}
+	t1 := got.Tables["table1"]
+	if mrr := t1.Rows["BM25"]["MRR"]; mrr == "" || mrr == "0.999" || len(t1.Rows) != 2 || !slices.Equal(t1.Retrievers, []string{"tfidf", "bm25"}) {
+		t.Errorf("table1 not regenerated: %+v", t1)
 	}
 }

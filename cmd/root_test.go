@@ -1,9 +1,16 @@
 package cmd
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // rated --version prints the build's module version, commit and Go version (debug.ReadBuildInfo).
@@ -15,4 +22,78 @@ func TestVersionFlag(t *testing.T) {
 	if !strings.HasPrefix(stdout, "rated ") || !strings.Contains(stdout, "(commit ") || !strings.Contains(stdout, runtime.Version()+")") {
 		t.Errorf("--version printed %q", stdout)
 	}
+}
+
+// TestInterruptRemovesUnfinishedOutputSet sends SIGINT to a rated process (Execute's signal
+// handling, in a child) once its output set is being written, for a command that watches its
+// context (eval dynamic: the deferred Abort runs) and one that does not (eval latency: Execute
+// removes the set after interruptGrace). Either way the run exits 130 and leaves neither the
+// --out it created nor temporary files beside it.
+func TestInterruptRemovesUnfinishedOutputSet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts subprocesses")
+	}
+	bench := dynamicBench(t)
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	seeds := make([]string, 5000)
+	for i := range seeds {
+		seeds[i] = fmt.Sprint(i + 1)
+	}
+	os.WriteFile(cfg, []byte("dynamic: {steps: 3000, summary_from: 1000, summary_to: 2500, as_window: 100, seeds: ["+strings.Join(seeds, ",")+"], split: test, curve_stride: 50}\n"+
+		"scenarios:\n  - {name: s, failure_rate: 0.2, theta: 0.9, events: [{kind: persistent, start: 1000, select: {by: frequency, fraction: 0.2}}]}\n"), 0o644)
+	for _, tc := range []struct {
+		name, says string
+		args       []string
+	}{
+		{"watches the context", "rated: interrupted: context canceled", []string{"eval", "dynamic", "--bench", bench, "--config", cfg, "--retriever", "bm25"}},
+		{"ignores the context", "did not stop within 1s", []string{"eval", "latency", "--bench", bench, "--retriever", "bm25", "--no-sweep", "--queries", "1000000000"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "D")
+			child := exec.Command(os.Args[0], "-test.run=^TestRatedExecuteHelper$", "-test.count=1")
+			var stderr bytes.Buffer
+			child.Stderr = &stderr
+			child.Env = append(os.Environ(), "RATED_EXECUTE_ARGS="+strings.Join(append(tc.args, "--out", out), "\x1f"),
+				"RATED_ASSETS="+t.TempDir())
+			if err := child.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer child.Process.Kill()
+			// The set has begun once its temporary directory exists beside --out.
+			deadline := time.Now().Add(60 * time.Second)
+			for len(leftovers(t, out)) == 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("no output set begun after 60 s:\n%s", stderr.String())
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			time.Sleep(300 * time.Millisecond)
+			child.Process.Signal(os.Interrupt)
+			err := child.Wait()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != exitInterrupted {
+				t.Fatalf("exit %v, want status %d:\n%s", err, exitInterrupted, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tc.says) {
+				t.Errorf("stderr lacks %q:\n%s", tc.says, stderr.String())
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("--out %s exists after the interrupted run (%v)", out, err)
+			}
+			if l := leftovers(t, out); len(l) > 0 {
+				t.Errorf("temporary files left: %v", l)
+			}
+		})
+	}
+}
+
+// TestRatedExecuteHelper runs Execute's code on RATED_EXECUTE_ARGS (fields separated by \x1f)
+// and exits with its status; it is the child process of the interrupt test.
+func TestRatedExecuteHelper(t *testing.T) {
+	args := os.Getenv("RATED_EXECUTE_ARGS")
+	if args == "" {
+		t.Skip("helper process for the interrupt test")
+	}
+	interruptGrace = time.Second
+	os.Exit(execute(newRootCmd(), strings.Split(args, "\x1f"), os.Stderr))
 }

@@ -100,14 +100,14 @@ func Begin(dir string, opts Options) (_ *Set, err error) {
 	return s, nil
 }
 
-// resolve makes dir absolute, follows symbolic links (absReal: the set replaces a link's
+// resolve makes dir absolute, follows symbolic links (AbsReal: the set replaces a link's
 // target, not the link), and refuses directories whose replacement would pull the ground from
 // under the process: the file system root and the working directory or one above it.
 func resolve(dir string) (string, error) {
 	if dir == "" {
 		return "", errors.New("no output directory given")
 	}
-	abs, err := absReal(dir)
+	abs, err := AbsReal(dir)
 	if err != nil {
 		return "", err
 	}
@@ -133,19 +133,20 @@ func resolve(dir string) (string, error) {
 // file it writes beside its set (a decision log, say): Commit replaces dir as a whole, so
 // anything written there outside the set is lost.
 func Holds(dir, path string) (bool, error) {
-	d, err := absReal(dir)
+	d, err := AbsReal(dir)
 	if err != nil {
 		return false, err
 	}
-	p, err := absReal(path)
+	p, err := AbsReal(path)
 	if err != nil {
 		return false, err
 	}
 	return p == d || strings.HasPrefix(p, d+string(filepath.Separator)), nil
 }
 
-// absReal makes p absolute and follows symbolic links in its longest existing prefix.
-func absReal(p string) (string, error) {
+// AbsReal makes p absolute and follows symbolic links in its longest existing prefix, as Begin
+// resolves an output directory.
+func AbsReal(p string) (string, error) {
 	abs, err := filepath.Abs(p)
 	if err != nil {
 		return "", err

@@ -175,6 +175,12 @@ func (c Config) Check() error {
 	case c.Rounds < 0 || (c.Baseline != "" && c.Rounds < 1):
 		return fmt.Errorf("--rounds %d: the randomisation test against the baseline needs at least 1 round", c.Rounds)
 	}
+	// A cutoff beyond the run depth would be computed on the first Depth tools and mislabelled.
+	for _, m := range c.Measures {
+		if m.K > c.Depth {
+			return fmt.Errorf("--measures %s: cutoff %d is above --depth %d (each run holds at most %d tools): raise --depth or lower the cutoff", m, m.K, c.Depth, c.Depth)
+		}
+	}
 	return nil
 }
 
@@ -274,6 +280,9 @@ func Run(env Env, benchName string, reg *Registry, cfg Config) (*Result, error) 
 	fmt.Fprintf(env.Log, "eval offline: %s, split %s: %d queries with a relevant tool (%d without, not evaluated), %d tools\n",
 		benchName, cfg.Split, len(res.Queries), len(res.NoRelevant), len(b.Corpus))
 	for _, name := range cfg.Retrievers {
+		if env.Ctx != nil && env.Ctx.Err() != nil {
+			return nil, env.Ctx.Err()
+		}
 		sys, err := evaluateOne(env, reg, name, texts, res, cfg)
 		if err != nil {
 			return nil, err

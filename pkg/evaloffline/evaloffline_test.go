@@ -1,7 +1,9 @@
 package evaloffline
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"os/exec"
@@ -120,6 +122,11 @@ func TestRunErrors(t *testing.T) {
 		{func(c *Config, _ *bench.Bench) { c.Baseline = "tfidf-sublinear" }, "not among the evaluated"},
 		{func(c *Config, _ *bench.Bench) { c.Split = "train" }, `split "train": no qrels/train.tsv (have dev, test)`},
 		{func(c *Config, _ *bench.Bench) { c.Depth = 0 }, "run depth"},
+		// The default measures reach Recall@10 and nDCG@10: a depth of 5 cannot hold them.
+		{func(c *Config, _ *bench.Bench) { c.Depth = 5 }, "--measures Recall@10: cutoff 10 is above --depth 5"},
+		{func(c *Config, _ *bench.Bench) {
+			c.Depth, c.Measures = 5, []metrics.Measure{{Kind: metrics.RR}, {Kind: metrics.Recall, K: 5}, {Kind: metrics.Recall, K: 50}}
+		}, "--measures Recall@50: cutoff 50 is above --depth 5"},
 		{func(c *Config, _ *bench.Bench) { c.Retrievers = []string{"bm25:k1=x"}; c.Baseline = "" }, `bm25:k1=x: parameter "k1=x"`},
 		{func(_ *Config, b *bench.Bench) { b.Corpus[0].ID = "two words" }, "white space"},
 		{func(_ *Config, b *bench.Bench) { b.Splits["test"] = bench.Qrels{"q4": {"calendar": 0}} }, "no query has a relevant tool"},
@@ -131,6 +138,18 @@ func TestRunErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("got error %v, want one containing %q", err, c.want)
 		}
+	}
+	// A cutoff equal to the depth is fine.
+	cfg := DefaultConfig()
+	cfg.Depth, cfg.Measures = 5, []metrics.Measure{{Kind: metrics.RR}, {Kind: metrics.Recall, K: 5}}
+	if err := cfg.Check(); err != nil {
+		t.Errorf("Recall@5 at depth 5: %v", err)
+	}
+	// A cancelled context (SIGINT, SIGTERM) stops the run before the next retriever.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(Env{Ctx: ctx, Bench: tinyBench()}, "tiny", reg, DefaultConfig()); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled run: error %v, want context.Canceled", err)
 	}
 }
 

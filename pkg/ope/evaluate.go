@@ -15,7 +15,8 @@ type Options struct {
 	Weights bandit.FusionWeights
 	// Seed seeds the target policy's own draws and replay's acceptance draws.
 	Seed uint64
-	// Folds is the number of cross-fitting folds of the doubly robust reward model (default 2).
+	// Folds is the number of cross-fitting folds of the doubly robust reward model: 0 for the
+	// default 2, else at least 2 (Evaluate refuses 1 and negative counts).
 	Folds int
 }
 
@@ -88,6 +89,12 @@ func Evaluate(l *Log, spec bandit.Spec, opts Options) (*Estimate, error) {
 	}
 	if spec.NeedsCalibration() && !hasCalibration(l) {
 		return nil, fmt.Errorf("policy %s reads calibrated relevance, but every candidate of the log has calibrated 0 (the logging router had no calibrator)", spec.Name)
+	}
+	switch {
+	case opts.Folds == 0:
+		opts.Folds = 2
+	case opts.Folds < 2:
+		return nil, fmt.Errorf("folds %d: the doubly robust reward model needs at least 2 cross-fitting folds", opts.Folds)
 	}
 	if opts.Weights == (bandit.FusionWeights{}) {
 		opts.Weights = bandit.FusionWeights{Semantic: 0.75, Bandit: 0.15, Prior: 0.10}
@@ -238,9 +245,10 @@ func hasCalibration(l *Log) bool {
 // model is the candidate tool's smoothed success rate, (s_tool + κ·m_pos) / (n_tool + κ), with
 // κ = 2 pseudo-observations of m_pos, the smoothed mean reward of the logged choices at the
 // candidate's position (which carries relevance: the retriever ranks relevant tools first).
+// folds must be at least 2 (Evaluate checks Options.Folds); below that it panics.
 func RewardModel(l *Log, folds int) [][]float64 {
 	if folds < 2 {
-		folds = 2
+		panic(fmt.Sprintf("ope.RewardModel: %d folds, want at least 2", folds))
 	}
 	const kappa = 2
 	type stat struct{ sum, n float64 }

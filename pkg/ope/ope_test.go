@@ -311,3 +311,24 @@ func TestEstimatesBracketTheOnlineValue(t *testing.T) {
 		t.Log(line)
 	}
 }
+
+// TestEvaluateFolds: the reward model needs two folds or more; 0 is the default 2 (DM 0.75 on
+// handLog, as in TestEstimatorsByHand), 1 and negative counts are refused, not turned into 2.
+func TestEvaluateFolds(t *testing.T) {
+	l, err := ope.ReadLog([]string{handLog(t)}, ope.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	static := bandit.Spec{Name: "static", Kind: "static"}
+	for _, folds := range []int{1, -4} {
+		if _, err := ope.Evaluate(l, static, ope.Options{Seed: 1, Folds: folds}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("folds %d: the doubly robust reward model needs at least 2", folds)) {
+			t.Errorf("folds %d: error %v", folds, err)
+		}
+	}
+	for _, folds := range []int{0, 2} {
+		est, err := ope.Evaluate(l, static, ope.Options{Seed: 1, Folds: folds})
+		if err != nil || math.Abs(est.DM.Value-0.75) > 1e-12 {
+			t.Errorf("folds %d: DM %v, error %v; want 0.75", folds, est, err)
+		}
+	}
+}

@@ -5,6 +5,7 @@
 package reproduce
 
 import (
+	"bytes"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -71,13 +72,32 @@ func ReadExpected(path string) (*Expected, error) {
 	return parseExpected(raw, path)
 }
 
+// TableNames are the tables rated reproduce produces, the only keys an expected file's "tables"
+// may hold.
+var TableNames = []string{"table1", "table1-syn", "table1-real", "table2", "table3"}
+
+// parseExpected decodes an expected-values file strictly: a misspelt field ("tabels", "row") or
+// table name would otherwise leave cells silently unchecked.
 func parseExpected(raw []byte, name string) (*Expected, error) {
 	var e Expected
-	if err := json.Unmarshal(raw, &e); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%s: data after the JSON object", name)
 	}
 	if e.Tables == nil {
 		e.Tables = map[string]ExpectedTable{}
+	}
+	for _, t := range slices.Sorted(maps.Keys(e.Tables)) {
+		if !slices.Contains(TableNames, t) {
+			return nil, fmt.Errorf("%s: tables: unknown table %q (want %s)", name, t, strings.Join(TableNames, ", "))
+		}
+		if tol := e.Tables[t].Tolerance; tol < 0 {
+			return nil, fmt.Errorf("%s: tables.%s.tolerance %v: must be >= 0", name, t, tol)
+		}
 	}
 	return &e, nil
 }
@@ -205,8 +225,13 @@ func Snapshot(t *report.Table, tolerance float64, informational bool) ExpectedTa
 }
 
 // Summarize prints every line and a closing count, and reports whether every non-informational
-// cell matched.
+// cell matched. No line at all (no expected cell for the tables compared) fails: a run that
+// checked nothing proves nothing.
 func Summarize(w io.Writer, lines []Line) bool {
+	if len(lines) == 0 {
+		fmt.Fprintln(w, "reproduce: no expected cell was compared: the expected values hold no rows for the regenerated tables")
+		return false
+	}
 	counts := map[Status]int{}
 	for _, l := range lines {
 		fmt.Fprintln(w, l)

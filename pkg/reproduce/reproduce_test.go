@@ -92,3 +92,45 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		t.Error("missing file accepted")
 	}
 }
+
+// A misspelt field, an unknown table name, trailing data or a negative tolerance is an error
+// naming the file and the key; both shipped files decode strictly.
+func TestParseExpectedStrict(t *testing.T) {
+	for _, c := range []struct{ body, want string }{
+		{`{"tabels": {}}`, `exp.json: json: unknown field "tabels"`},
+		{`{"tables": {"table1": {"tolerance": 0.001, "row": {"BM25": {"MRR": "0.5"}}}}}`, `exp.json: json: unknown field "row"`},
+		{`{"tables": {"table1": {"tolerence": 0.001, "rows": {}}}}`, `unknown field "tolerence"`},
+		{`{"tables": {"tabel2": {"rows": {}}}}`, `exp.json: tables: unknown table "tabel2"`},
+		{`{"tables": {"table2": {"tolerance": -0.1, "rows": {}}}}`, `exp.json: tables.table2.tolerance -0.1: must be >= 0`},
+		{`{"tables": {}} {}`, `exp.json: data after the JSON object`},
+	} {
+		if _, err := parseExpected([]byte(c.body), "exp.json"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.body, err, c.want)
+		}
+	}
+	e, err := parseExpected([]byte(`{"about": "a", "tables": {"table1-syn": {"tolerance": 0.001, "retrievers": ["bm25"], "rows": {"BM25": {"MRR": "0.5"}}},
+		"table3": {"tolerance": 0, "informational": true, "rows": {}}}}`), "exp.json")
+	if err != nil || e.Tables["table1-syn"].Rows["BM25"]["MRR"] != "0.5" || !e.Tables["table3"].Informational {
+		t.Errorf("valid file: %+v, %v", e, err)
+	}
+	if _, err := EcoAgentExpected(); err != nil {
+		t.Errorf("embedded EcoAgent expected values: %v", err)
+	}
+	if _, err := DefaultExpected(); err != nil {
+		t.Errorf("embedded default expected values: %v", err)
+	}
+}
+
+// No compared cell at all fails the run: it checked nothing.
+func TestSummarizeNothingCompared(t *testing.T) {
+	var buf bytes.Buffer
+	if Summarize(&buf, nil) {
+		t.Error("a run with no compared cell passed")
+	}
+	if !strings.Contains(buf.String(), "no expected cell was compared") {
+		t.Errorf("output: %s", buf.String())
+	}
+	if Summarize(&buf, Compare("table1", ExpectedTable{Rows: map[string]map[string]string{}}, &report.Table{Columns: []string{"R", "MRR"}, Rows: [][]string{{"BM25", "0.5"}}})) {
+		t.Error("an expected table without rows passed")
+	}
+}
