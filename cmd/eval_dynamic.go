@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/rated-dev/rated/internal/outdir"
 	"github.com/rated-dev/rated/pkg/bench"
+	"github.com/rated-dev/rated/pkg/decisionlog"
 	"github.com/rated-dev/rated/pkg/defaultbench"
 	"github.com/rated-dev/rated/pkg/evaldynamic"
 )
@@ -34,7 +37,8 @@ configs/fallback-frontier.yaml).
 
 With --sweep it tunes instead: the configuration's sweep section names a policy, the spec keys
 to vary and the criterion; every combination runs on the (non-test) split, and OUT gets
-sweep.{md,csv,json}, chosen.yaml and one plot per parameter (configs/sweep-recommended.yaml).
+sweep.{md,csv,json}, chosen.yaml and one plot per parameter (examples: configs/sweep-reliability.yaml,
+configs/sweep-relevance.yaml, configs/sweep-prototypes.yaml).
 
 Configuration: the embedded configs/paper.yaml, then each --config file merged on top, then
 RATED_* environment variables (e.g. RATED_DYNAMIC_STEPS), then flags. --steps alone scales the
@@ -53,7 +57,7 @@ and commit.`,
 				return err
 			}
 			if sweep && cfg.Sweep == nil {
-				return fmt.Errorf("--sweep: the configuration has no sweep section (see configs/sweep-recommended.yaml)")
+				return fmt.Errorf("--sweep: the configuration has no sweep section (see configs/sweep-reliability.yaml, configs/sweep-relevance.yaml or configs/sweep-prototypes.yaml)")
 			}
 			if decisionLog != "" {
 				inside, err := outdir.Holds(outDir, decisionLog)
@@ -63,6 +67,23 @@ and commit.`,
 				if inside {
 					return fmt.Errorf("--decision-log %s lies inside --out %s, which is replaced as a whole when the run ends: choose a directory outside it", decisionLog, outDir)
 				}
+				// eval dynamic does not resume: the logs of an earlier run would be appended to
+				// (eval replay then refuses decision ids that appear twice, or pools two runs).
+				earlier, err := decisionlog.FilesIn(decisionLog)
+				if err != nil {
+					return fmt.Errorf("--decision-log %s: %w", decisionLog, err)
+				}
+				if len(earlier) > 0 {
+					names := make([]string, 0, 3)
+					for _, f := range earlier[:min(3, len(earlier))] {
+						names = append(names, filepath.Base(f))
+					}
+					if len(earlier) > 3 {
+						names = append(names, "…")
+					}
+					return fmt.Errorf("--decision-log %s already holds the decision-log files of an earlier run (%s; %d *.jsonl in all): this run would append to them and eval replay would mix the two runs; choose a new directory (or remove those files)",
+						decisionLog, strings.Join(names, ", "), len(earlier))
+				}
 			}
 			set, err := outdir.Begin(outDir, evalDynamicOutput())
 			if err != nil {
@@ -71,6 +92,10 @@ and commit.`,
 			defer set.Abort()
 			b, name, err := loadBench(benchDir)
 			if err != nil {
+				return err
+			}
+			// The split and the calibration split, before the catalog is encoded (seconds to minutes).
+			if err := evaldynamic.CheckBench(b, name, cfg); err != nil {
 				return err
 			}
 			for _, w := range b.Warnings {
@@ -139,7 +164,7 @@ and commit.`,
 	f.StringVar(&outDir, "out", "runs/dynamic", "output directory")
 	enc.register(f)
 	f.IntVar(&workers, "workers", 0, "parallel runs (default: GOMAXPROCS)")
-	f.StringVar(&decisionLog, "decision-log", "", "also write every run's decisions and outcomes to this directory (outside --out), in rated serve's decision-log format (docs/DECISION-LOG.md)")
+	f.StringVar(&decisionLog, "decision-log", "", "also write every run's decisions and outcomes to this directory (outside --out, holding no *.jsonl yet), in rated serve's decision-log format (docs/DECISION-LOG.md)")
 	f.BoolVar(&sweep, "sweep", false, "tune the policy of the configuration's sweep section on a non-test split instead of writing Table 2")
 	f.Int("steps", 0, "override dynamic.steps")
 	f.UintSlice("seeds", nil, "override dynamic.seeds")

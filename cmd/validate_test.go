@@ -1,10 +1,14 @@
 package cmd
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/rated-dev/rated/configs"
 )
 
 // TestFlagsRefusedBeforeWork (issue 16): impossible flag and config values are refused before
@@ -31,6 +35,7 @@ func TestFlagsRefusedBeforeWork(t *testing.T) {
 		{"latency sweep-queries 0", []string{"eval", "latency", "--sweep-queries", "0"}, "--sweep-queries 0"},
 		{"latency k -3", []string{"eval", "latency", "--k", "-3"}, "--k -3"},
 		{"dynamic alpha .inf", []string{"eval", "dynamic", "--config", inf}, "policies[0].alpha = +Inf"},
+		{"dynamic seeds 1,1,1", []string{"eval", "dynamic", "--seeds", "1,1,1"}, "dynamic.seeds: seed 1 listed twice"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -61,5 +66,118 @@ func TestFinetuneNumericFlagsRefusedFirst(t *testing.T) {
 		if err := runFinetune(append([]string{flag}, dirs...)...); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want %q", flag, err, want)
 		}
+	}
+}
+
+// TestDynamicSplitRefusedBeforeEncoding: a --split or dynamic.calibration the benchmark lacks
+// used to be refused only after the whole catalog was encoded (13 s on the default benchmark);
+// now it is refused right after the benchmark is read, before the encoder is opened (here no
+// encoder is installed, which used to be the error) or BM25 is built.
+func TestDynamicSplitRefusedBeforeEncoding(t *testing.T) {
+	t.Setenv("RATED_ASSETS", t.TempDir())
+	files := goodBenchFiles()
+	files["qrels/dev.tsv"] = "q4\tmail\t1\n"
+	bench := writeBench(t, files)
+	calib := filepath.Join(t.TempDir(), "calibration.yaml")
+	os.WriteFile(calib, []byte("dynamic:\n  calibration: nosuch\n"), 0o644)
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"split nosuch, dense", []string{"--split", "nosuch"}, `split "nosuch" (--split, dynamic.split) has no queries with qrels (splits: [dev test])`},
+		{"split nosuch, bm25", []string{"--split", "nosuch", "--retriever", "bm25"}, `split "nosuch" (--split, dynamic.split) has no queries with qrels`},
+		{"calibration nosuch, dense", []string{"--config", calib}, `dynamic.calibration = "nosuch" has no queries with qrels (splits: [dev test])`},
+		{"calibration nosuch, bm25", []string{"--config", calib, "--retriever", "bm25"}, `dynamic.calibration = "nosuch"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			args := append([]string{"eval", "dynamic", "--bench", bench, "--out", out}, c.args...)
+			_, stderr, err := runRated(args...)
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), bench) {
+				t.Fatalf("error %v, want it to name %s and contain %q", err, bench, c.want)
+			}
+			for _, work := range []string{"timeline:", "retriever:", "encode catalog"} {
+				if strings.Contains(stderr, work) {
+					t.Errorf("work started before the refusal (%q):\n%s", work, stderr)
+				}
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s was created", out)
+			}
+		})
+	}
+}
+
+// TestSweepHelpNamesShippedConfigs: the --sweep help and the error of a configuration without a
+// sweep section named configs/sweep-recommended.yaml, which does not exist. Every configs/*.yaml
+// they name must be a shipped file, and the error names at least one.
+func TestSweepHelpNamesShippedConfigs(t *testing.T) {
+	_, _, err := runRated("eval", "dynamic", "--sweep", "--out", filepath.Join(t.TempDir(), "out"))
+	if err == nil || !strings.Contains(err.Error(), "no sweep section") {
+		t.Fatalf("--sweep without a sweep section: %v", err)
+	}
+	help, _, herr := runRated("eval", "dynamic", "--help")
+	if herr != nil {
+		t.Fatal(herr)
+	}
+	named := regexp.MustCompile(`configs/([a-z0-9-]+\.yaml)`)
+	for where, text := range map[string]string{"error": err.Error(), "help": help} {
+		found := named.FindAllStringSubmatch(text, -1)
+		if len(found) == 0 {
+			t.Errorf("the %s names no configs/*.yaml", where)
+		}
+		for _, m := range found {
+			if _, err := fs.Stat(configs.Files, m[1]); err != nil {
+				t.Errorf("the %s names %s, which is not shipped", where, m[0])
+			}
+		}
+	}
+	if !strings.Contains(err.Error(), "configs/sweep-reliability.yaml") {
+		t.Errorf("error %v names no sweep example", err)
+	}
+}
+
+// TestDecisionLogOfAnEarlierRunRefused: eval dynamic does not resume, and rerunning it with the
+// same --decision-log used to append to the earlier run's files (eval replay then refused the
+// repeated decision ids, or pooled two experiments). A directory that holds decision-log files
+// is refused before any work, naming it; the earlier files stay as they were.
+func TestDecisionLogOfAnEarlierRunRefused(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "tiny.yaml")
+	os.WriteFile(cfg, []byte(`dynamic: {steps: 400, summary_from: 100, summary_to: 300, as_window: 50, seeds: [1], split: test, curve_stride: 50, compare: []}
+scenarios:
+  - {name: p20, failure_rate: 0.2, theta: 0.9, events: [{kind: persistent, start: 100, select: {by: frequency, skip_top: 0.1, fraction: 0.2}}]}
+policies:
+  - {name: static, kind: static}
+`), 0o644)
+	logDir := filepath.Join(t.TempDir(), "log")
+	args := func() []string {
+		return []string{"eval", "dynamic", "--config", cfg, "--retriever", "bm25", "--decision-log", logDir, "--out", filepath.Join(t.TempDir(), "out")}
+	}
+	if _, stderr, err := runRated(args()...); err != nil {
+		t.Fatalf("first run: %v\n%s", err, stderr)
+	}
+	want := filepath.Join(logDir, "execution_p20_static_seed1-000001.jsonl")
+	before, err := os.ReadFile(want)
+	if err != nil || len(before) == 0 {
+		t.Fatalf("the first run wrote no %s: %v", want, err)
+	}
+	_, stderr, err := runRated(args()...)
+	if err == nil || !strings.Contains(err.Error(), "--decision-log "+logDir+" already holds the decision-log files of an earlier run (execution_p20_static_seed1-000001.jsonl; 1 *.jsonl in all)") ||
+		!strings.Contains(err.Error(), "choose a new directory") {
+		t.Fatalf("second run into the same --decision-log: %v", err)
+	}
+	if stderr != "" {
+		t.Errorf("work started before the refusal:\n%s", stderr)
+	}
+	if after, _ := os.ReadFile(want); string(after) != string(before) {
+		t.Errorf("%s changed: %d bytes, then %d", want, len(before), len(after))
+	}
+	// Any *.jsonl counts (eval replay reads them all from a directory); other files do not.
+	other := t.TempDir()
+	os.WriteFile(filepath.Join(other, "README.txt"), []byte("notes"), 0o644)
+	if _, stderr, err := runRated("eval", "dynamic", "--config", cfg, "--retriever", "bm25", "--decision-log", other, "--out", filepath.Join(t.TempDir(), "out")); err != nil {
+		t.Fatalf("a directory without decision-log files: %v\n%s", err, stderr)
 	}
 }

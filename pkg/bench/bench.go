@@ -70,7 +70,7 @@ func Read(fsys fs.FS) (*Bench, error) {
 	docIDs := map[string]bool{}
 	err := readJSONL(fsys, "corpus.jsonl", func(line int, raw []byte) error {
 		var d Doc
-		if err := json.Unmarshal(raw, &d); err != nil {
+		if err := decodeRecord(raw, &d, docFields, "a BEIR corpus record", " (a tool's name goes in \"title\", its description in \"text\")"); err != nil {
 			return err
 		}
 		if d.ID == "" {
@@ -78,6 +78,9 @@ func Read(fsys fs.FS) (*Bench, error) {
 		}
 		if err := textfile.CheckID(`"_id"`, d.ID); err != nil {
 			return err
+		}
+		if strings.TrimSpace(d.Title) == "" && strings.TrimSpace(d.Text) == "" {
+			return fmt.Errorf("document %q has an empty \"title\" and \"text\": nothing to retrieve it by", d.ID)
 		}
 		if docIDs[d.ID] {
 			return fmt.Errorf("duplicate document id %q", d.ID)
@@ -92,7 +95,7 @@ func Read(fsys fs.FS) (*Bench, error) {
 	queryIDs := map[string]bool{}
 	err = readJSONL(fsys, "queries.jsonl", func(line int, raw []byte) error {
 		var q Query
-		if err := json.Unmarshal(raw, &q); err != nil {
+		if err := decodeRecord(raw, &q, queryFields, "a BEIR query", ""); err != nil {
 			return err
 		}
 		if q.ID == "" {
@@ -100,6 +103,9 @@ func Read(fsys fs.FS) (*Bench, error) {
 		}
 		if err := textfile.CheckID(`"_id"`, q.ID); err != nil {
 			return err
+		}
+		if strings.TrimSpace(q.Text) == "" {
+			return fmt.Errorf("query %q has an empty \"text\"", q.ID)
 		}
 		if queryIDs[q.ID] {
 			return fmt.Errorf("duplicate query id %q", q.ID)
@@ -156,9 +162,89 @@ func Read(fsys fs.FS) (*Bench, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := checkCatalogCoversCorpus(tools, b.Corpus); err != nil {
+			return nil, err
+		}
 		b.Tools = tools
 	}
 	return b, nil
+}
+
+// checkCatalogCoversCorpus refuses a catalog.jsonl that lacks a record for some corpus
+// document. The static prior of such a document would silently come from the corpus fields
+// alone under platform "other" (CorpusTools) while the rest use the catalog: with no id in
+// common, every tool falls back and the catalog is ignored; with some missing, the priors mix
+// two sources. Both mean the catalog belongs to another corpus. Catalog records without a
+// document are allowed (a corpus may be a subset of its catalog).
+func checkCatalogCoversCorpus(tools []catalog.Tool, corpus []Doc) error {
+	inCatalog := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		inCatalog[t.ID] = true
+	}
+	var missing []string
+	for _, d := range corpus {
+		if !inCatalog[d.ID] {
+			missing = append(missing, d.ID)
+		}
+	}
+	const show = 5
+	quoted := func(ids []string) string {
+		var q []string
+		for _, id := range ids[:min(show, len(ids))] {
+			q = append(q, strconv.Quote(id))
+		}
+		if len(ids) > show {
+			q = append(q, "…")
+		}
+		return strings.Join(q, ", ")
+	}
+	const fix = "rebuild catalog.jsonl for this corpus, or remove it to compute every prior from the corpus fields alone (platform \"other\")"
+	switch {
+	case len(missing) == 0:
+		return nil
+	case len(missing) == len(corpus):
+		ids := make([]string, len(tools))
+		for i, t := range tools {
+			ids[i] = t.ID
+		}
+		return fmt.Errorf("catalog.jsonl: none of its %d tool ids is a corpus.jsonl \"_id\" (catalog: %s; corpus: %s): it describes another corpus and would be ignored; %s",
+			len(tools), quoted(ids), quoted(missing), fix)
+	default:
+		return fmt.Errorf("catalog.jsonl: %d of the %d corpus.jsonl documents have no catalog record (%s): their static prior would come from the corpus fields under platform \"other\" while the rest come from the catalog; %s",
+			len(missing), len(corpus), quoted(missing), fix)
+	}
+}
+
+// docFields and queryFields are the top-level fields of BEIR's corpus and query records. Any
+// other field is refused: a misnamed text field ("query", "description") used to load as an
+// empty text and give all-zero tables.
+var (
+	docFields   = []string{"_id", "title", "text", "metadata"}
+	queryFields = []string{"_id", "text", "metadata"}
+)
+
+// decodeRecord unmarshals one JSON object into v after checking that its top-level fields are
+// among allowed, spelt exactly (encoding/json would match "Text" to "text").
+func decodeRecord(raw []byte, v any, allowed []string, what, hint string) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return err
+	}
+	var unknown []string
+	for k := range fields {
+		if !slices.Contains(allowed, k) {
+			unknown = append(unknown, strconv.Quote(k))
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		names := make([]string, len(allowed))
+		for i, a := range allowed {
+			names[i] = strconv.Quote(a)
+		}
+		return fmt.Errorf("unknown field %s: %s has only the fields %s%s", strings.Join(unknown, ", "), what, strings.Join(names, ", "), hint)
+	}
+	return json.Unmarshal(raw, v)
 }
 
 func readJSONL(fsys fs.FS, name string, each func(line int, raw []byte) error) error {
@@ -317,9 +403,9 @@ func DocsFromTools(tools []catalog.Tool) []Doc {
 }
 
 // CorpusTools returns one catalog record per corpus document, in corpus order: the benchmark's
-// catalog.jsonl record when it has one for the document, else a record built from the corpus
-// fields alone (name = title, description = text, platform "other"). Priors are cleared so the
-// caller recomputes them under its own weights.
+// catalog.jsonl record when it has one for the document (Read refuses a catalog lacking any),
+// else a record built from the corpus fields alone (name = title, description = text, platform
+// "other"). Priors are cleared so the caller recomputes them under its own weights.
 func (b *Bench) CorpusTools() []catalog.Tool {
 	byID := make(map[string]catalog.Tool, len(b.Tools))
 	for _, t := range b.Tools {

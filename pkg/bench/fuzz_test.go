@@ -16,6 +16,12 @@ import (
 // only known ids, and which survives a Write and a Read unchanged.
 func FuzzReadBEIR(f *testing.F) {
 	f.Add([]byte(`{"_id":"t1","title":"a","text":"x"}`+"\n"), []byte(`{"_id":"q1","text":"find a"}`+"\n"), []byte("q1\tt1\t1\n"))
+	// Refused: misnamed fields (unknown field), empty texts.
+	f.Add([]byte(`{"_id":"t1","name":"a","description":"x"}`+"\n"), []byte(`{"_id":"q1","text":"find a"}`+"\n"), []byte("q1\tt1\t1\n"))
+	f.Add([]byte(`{"_id":"t1","title":"a","text":"x"}`+"\n"), []byte(`{"_id":"q1","query":"find a"}`+"\n"), []byte("q1\tt1\t1\n"))
+	f.Add([]byte(`{"_id":"t1","Text":"x"}`+"\n"), []byte(`{"_id":"q1","text":"find a"}`+"\n"), []byte("q1\tt1\t1\n"))
+	f.Add([]byte(`{"_id":"t1","title":" ","text":"","metadata":{}}`+"\n"), []byte(`{"_id":"q1","text":"find a"}`+"\n"), []byte("q1\tt1\t1\n"))
+	f.Add([]byte(`{"_id":"t1","title":"a"}`+"\n"), []byte(`{"_id":"q1","text":null,"metadata":{"split":"test"}}`+"\n"), []byte("q1\tt1\t1\n"))
 	f.Fuzz(func(t *testing.T, corpus, queries, qrels []byte) {
 		fuzzcount.Tick("FuzzReadBEIR")
 		b, err := Read(fstest.MapFS{"corpus.jsonl": {Data: corpus}, "queries.jsonl": {Data: queries}, "qrels/test.tsv": {Data: qrels}})

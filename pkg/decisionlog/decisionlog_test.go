@@ -203,3 +203,25 @@ func FuzzDecode(f *testing.F) {
 		})
 	})
 }
+
+// TestFilesInListsEveryJSONL: FilesIn lists every *.jsonl of a directory (what eval replay reads
+// from it), whatever its prefix, and nothing for a directory that does not exist.
+func TestFilesInListsEveryJSONL(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"b_seed1-000001.jsonl", "a.jsonl", "notes.txt"} {
+		os.WriteFile(filepath.Join(dir, name), []byte("x\n"), 0o644)
+	}
+	os.Mkdir(filepath.Join(dir, "old.jsonl"), 0o755)
+	got, err := FilesIn(dir)
+	want := []string{filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b_seed1-000001.jsonl")}
+	if err != nil || strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("FilesIn = %v, %v; want %v", got, err, want)
+	}
+	if got, err := FilesIn(filepath.Join(dir, "absent")); err != nil || got != nil {
+		t.Fatalf("FilesIn(absent) = %v, %v", got, err)
+	}
+	file := filepath.Join(dir, "a.jsonl")
+	if _, err := FilesIn(file); err == nil || !strings.Contains(err.Error(), file) {
+		t.Fatalf("FilesIn(a file) = %v, want an error naming it", err)
+	}
+}

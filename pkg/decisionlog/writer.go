@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -89,6 +90,26 @@ func Files(dir, prefix string) ([]string, error) {
 	out := make([]string, len(idx))
 	for i, n := range idx {
 		out[i] = w.path(n)
+	}
+	return out, nil
+}
+
+// FilesIn lists the *.jsonl files of dir, sorted: every file `rated eval replay --log DIR` reads,
+// whatever its prefix. A dir that does not exist holds none. A run that must not mix with an
+// earlier one (eval dynamic --decision-log; Open appends to what it finds) checks it first.
+func FilesIn(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decision log %s: %w", dir, err)
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".jsonl") {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
 	}
 	return out, nil
 }

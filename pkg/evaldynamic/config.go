@@ -7,7 +7,9 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
@@ -70,8 +72,9 @@ type DynamicConfig struct {
 
 // LoadConfig resolves the configuration: the embedded configs/paper.yaml, then each file in
 // files merged on top (maps merge, lists replace), then RATED_* environment variables
-// (RATED_DYNAMIC_STEPS=2000) and the flags bound to v. Unknown keys are errors, so a typo is
-// not silently ignored. When the environment or a flag changes dynamic.steps and nothing else on
+// (RATED_DYNAMIC_STEPS=2000, RATED_DYNAMIC_SEEDS=1,2) and the flags bound to v. Unknown keys and
+// values of the wrong type are errors (each file is decoded alone first, so the error names the
+// file), so a typo is not silently ignored. When the environment or a flag changes dynamic.steps and nothing else on
 // the timeline, the onset, summary window and AS window scale with it (scaleTimeline), so that
 // --steps alone gives a shorter run of the same protocol; otherwise a timeline that no longer
 // fits is refused naming the keys to set.
@@ -115,6 +118,16 @@ func readFiles(v *viper.Viper, files []string) error {
 		return fmt.Errorf("embedded configs/paper.yaml: %w", err)
 	}
 	for _, f := range files {
+		// Each file alone against the schema first, so that an unknown key or a wrong type is
+		// reported with the file it is in (after merging, the error cannot say which).
+		alone := viper.New()
+		alone.SetConfigFile(f)
+		if err := alone.ReadInConfig(); err != nil {
+			return fmt.Errorf("config %s: %w", f, err)
+		}
+		if _, err := unmarshalFile(alone); err != nil {
+			return fmt.Errorf("config %s: %w", f, err)
+		}
 		v.SetConfigFile(f)
 		if err := v.MergeInConfig(); err != nil {
 			return fmt.Errorf("config %s: %w", f, err)
@@ -144,19 +157,108 @@ func decode(v *viper.Viper) (*Config, error) {
 	return cfg, nil
 }
 
-// unmarshal reads v into a Config, refusing unknown keys.
+// unmarshal reads v into a Config, refusing unknown keys and values of the wrong type, naming
+// the key: a fractional or boolean number where an integer belongs (k: 10.7, k: true), a scalar
+// where a list belongs (seeds: 3), a number where text belongs. Strings are parsed into numbers,
+// booleans and comma-separated lists, since RATED_* environment variables are strings; the files
+// are decoded alone first with unmarshalFile, which does not, so that there a quoted "10" is
+// refused too.
 func unmarshal(v *viper.Viper) (*Config, error) {
+	return unmarshalWith(v, splitStrings, parseStrings, integralFloats)
+}
+
+// unmarshalFile is unmarshal for one file's values: no string is converted.
+func unmarshalFile(v *viper.Viper) (*Config, error) {
+	return unmarshalWith(v, integralFloats)
+}
+
+func unmarshalWith(v *viper.Viper, hooks ...mapstructure.DecodeHookFunc) (*Config, error) {
 	var cfg Config
 	err := v.Unmarshal(&cfg, func(dc *mapstructure.DecoderConfig) {
 		dc.TagName = "yaml"
 		dc.ErrorUnused = true
-		dc.WeaklyTypedInput = true
-		dc.DecodeHook = mapstructure.ComposeDecodeHookFunc(mapstructure.StringToSliceHookFunc(","))
+		dc.WeaklyTypedInput = false
+		dc.DecodeHook = mapstructure.ComposeDecodeHookFunc(hooks...)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
 	return &cfg, nil
+}
+
+// integralFloats refuses a fractional number where an integer belongs (mapstructure truncates
+// 10.7 to 10) and passes whole ones (1e3) on as integers.
+func integralFloats(from, to reflect.Type, data any) (any, error) {
+	if from.Kind() != reflect.Float32 && from.Kind() != reflect.Float64 {
+		return data, nil
+	}
+	f := reflect.ValueOf(data).Float()
+	switch to.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if f != math.Trunc(f) || f < math.MinInt64 || f >= math.MaxInt64 {
+			return nil, fmt.Errorf("%v is not an integer", f)
+		}
+		return int64(f), nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if f != math.Trunc(f) || f < 0 || f >= math.MaxUint64 {
+			return nil, fmt.Errorf("%v is not a non-negative integer", f)
+		}
+		return uint64(f), nil
+	}
+	return data, nil
+}
+
+// splitStrings splits a comma-separated string where a list belongs (RATED_DYNAMIC_SEEDS=1,2,3);
+// parseStrings then parses each element.
+func splitStrings(from, to reflect.Type, data any) (any, error) {
+	if from.Kind() != reflect.String || to.Kind() != reflect.Slice {
+		return data, nil
+	}
+	s := reflect.ValueOf(data).String()
+	if strings.TrimSpace(s) == "" {
+		return []string{}, nil
+	}
+	parts := strings.Split(s, ",")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return parts, nil
+}
+
+// parseStrings parses a string (an environment variable, a flag) where a number or a boolean
+// belongs, strictly: "10.7" is no integer and "yes" no boolean.
+func parseStrings(from, to reflect.Type, data any) (any, error) {
+	if from.Kind() != reflect.String {
+		return data, nil
+	}
+	s := strings.TrimSpace(reflect.ValueOf(data).String())
+	switch to.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n, err := strconv.ParseInt(s, 10, to.Bits())
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer", s)
+		}
+		return n, nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		n, err := strconv.ParseUint(s, 10, to.Bits())
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a non-negative integer", s)
+		}
+		return n, nil
+	case reflect.Float32, reflect.Float64:
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", s)
+		}
+		return f, nil
+	case reflect.Bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not true or false", s)
+		}
+		return b, nil
+	}
+	return data, nil
 }
 
 // Validate refuses a configuration that cannot run, naming the key, before any work starts.
@@ -190,6 +292,15 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("dynamic.split: name the qrels split to evaluate on")
 	case d.CurveStride <= 0:
 		return fmt.Errorf("dynamic.curve_stride = %d: must be > 0", d.CurveStride)
+	}
+	seen := make(map[uint64]bool, len(d.Seeds))
+	for _, s := range d.Seeds {
+		if seen[s] {
+			// A repeated seed repeats the same run: it would shrink the confidence intervals
+			// and count as an independent repetition in the paired tests.
+			return fmt.Errorf("dynamic.seeds: seed %d listed twice (each seed is one independent repetition)", s)
+		}
+		seen[s] = true
 	}
 	for i, a := range d.BoundAttempts {
 		if a < 1 {

@@ -17,6 +17,13 @@ import (
 // validates and encodes to JSON (NaN or ±Inf would fail only there, after a whole run).
 func FuzzLoadConfig(f *testing.F) {
 	f.Add([]byte(small))
+	// Refused: a repeated seed, an unknown key, values of the wrong type.
+	f.Add([]byte("dynamic:\n  seeds: [1, 1]\n"))
+	f.Add([]byte("retrieval:\n  kk: 3\n"))
+	f.Add([]byte("retrieval:\n  k: 10.7\n"))
+	f.Add([]byte("retrieval:\n  k: true\n"))
+	f.Add([]byte("dynamic:\n  seeds: 3\n"))
+	f.Add([]byte("dynamic:\n  steps: 1e4\n  seeds: [\"1\"]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzcount.Tick("FuzzLoadConfig")
 		p := filepath.Join(t.TempDir(), "c.yaml")

@@ -23,6 +23,9 @@ func TestImpossibleValuesAreRefusedBeforeWork(t *testing.T) {
 		{"prior:\n  source_weights: {official: 1.0, langchain: -0.5, other: 0.6}\n", "prior.source_weights.langchain"},
 		{"prior:\n  source_weights: {official: 1.0, langchain: 1.5, other: 0.6}\n", "prior.source_weights.langchain"},
 		{"prior:\n  source_weights: {official: .nan, other: 0.6}\n", "prior.source_weights.official"},
+		// A repeated seed repeats the same run and used to count as an independent repetition.
+		{"dynamic:\n  seeds: [1, 1]\n", "dynamic.seeds: seed 1 listed twice"},
+		{"dynamic:\n  seeds: [3, 1, 2, 3]\n", "dynamic.seeds: seed 3 listed twice"},
 		{"retrieval:\n  tau: -1\n", "retrieval.tau"},
 		{"retrieval:\n  tau: 0\n", "retrieval.tau"},
 		{"fusion:\n  semantic: .inf\n", "fusion.semantic"},
@@ -60,5 +63,87 @@ func TestAllZeroGradesAreRefused(t *testing.T) {
 	_, _, err = BuildWorld(res, cfg)
 	if err == nil || !strings.Contains(err.Error(), `split "test"`) || !strings.Contains(err.Error(), "grade > 0") {
 		t.Fatalf("error %v, want a refusal naming the split and the grades", err)
+	}
+}
+
+// TestUnknownKeyNamesItsFile: with several --config files, an unknown key used to be reported
+// after merging ("'retrieval' has invalid keys: kk"), without saying which file holds it.
+func TestUnknownKeyNamesItsFile(t *testing.T) {
+	good := writeYAML(t, "retrieval:\n  k: 5\n")
+	bad := writeYAML(t, "retrieval:\n  kk: 3\n")
+	for _, files := range [][]string{{bad}, {good, bad}, {bad, good}} {
+		_, err := LoadConfig(viper.New(), files)
+		if err == nil || !strings.Contains(err.Error(), "config "+bad+": ") || !strings.Contains(err.Error(), "'retrieval' has invalid keys: kk") {
+			t.Errorf("%v: error %v, want it to name %s and the key", files, err, bad)
+		}
+		if err != nil && strings.Contains(err.Error(), good) {
+			t.Errorf("%v: error %v names the good file", files, err)
+		}
+	}
+}
+
+// TestWrongTypesAreRefused: the decoder was weakly typed, so k: 10.7 ran with K = 10, k: true
+// with K = 1 and seeds: 3 with one seed. A value of the wrong type is refused naming the key;
+// whole numbers written as floats (1e3) still pass.
+func TestWrongTypesAreRefused(t *testing.T) {
+	cases := []struct{ yaml, want string }{
+		{"retrieval:\n  k: 10.7\n", "'retrieval.k' 10.7 is not an integer"},
+		{"retrieval:\n  k: true\n", "'retrieval.k' expected type 'int', got unconvertible type 'bool'"},
+		{"retrieval:\n  k: \"10\"\n", "'retrieval.k' expected type 'int', got unconvertible type 'string'"},
+		{"dynamic:\n  seeds: 3\n", "'dynamic.seeds' source data must be an array or slice, got int"},
+		{"dynamic:\n  seeds: [1, -2]\n", "'dynamic.seeds[1]' cannot parse value as 'uint64': -2 overflows uint"},
+		{"dynamic:\n  seeds: [1.5]\n", "'dynamic.seeds[0]' 1.5 is not a non-negative integer"},
+		{"dynamic:\n  compare: \"a,b\"\n", "'dynamic.compare' source data must be an array or slice, got string"},
+		{"retrieval:\n  context_center: 1\n", "'retrieval.context_center' expected type 'bool', got unconvertible type 'int'"},
+		{"dynamic:\n  split: 2\n", "'dynamic.split' expected type 'string', got unconvertible type 'int'"},
+	}
+	for _, c := range cases {
+		path := writeYAML(t, c.yaml)
+		_, err := LoadConfig(viper.New(), []string{path})
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "config "+path) {
+			t.Errorf("%q: error %v, want it to name %s and contain %q", c.yaml, err, path, c.want)
+		}
+	}
+	cfg, err := LoadConfig(viper.New(), []string{writeYAML(t, "retrieval:\n  k: 1e1\ndynamic:\n  steps: 1.0e4\n")})
+	if err != nil || cfg.Retrieval.K != 10 || cfg.Dynamic.Steps != 10000 {
+		t.Fatalf("whole numbers written as floats: %v", err)
+	}
+}
+
+// TestEnvironmentStringsAreParsed: RATED_* environment variables are strings; they still set
+// numeric, boolean and list keys, and one that does not parse is refused naming the key.
+func TestEnvironmentStringsAreParsed(t *testing.T) {
+	t.Setenv("RATED_RETRIEVAL_K", "7")
+	t.Setenv("RATED_RETRIEVAL_TAU", "0.5")
+	t.Setenv("RATED_RETRIEVAL_CONTEXT_CENTER", "true")
+	t.Setenv("RATED_DYNAMIC_SEEDS", "4,5")
+	cfg, err := LoadConfig(viper.New(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Retrieval.K != 7 || cfg.Retrieval.Tau != 0.5 || !cfg.Retrieval.ContextCenter || len(cfg.Dynamic.Seeds) != 2 || cfg.Dynamic.Seeds[0] != 4 || cfg.Dynamic.Seeds[1] != 5 {
+		t.Fatalf("environment not applied: %+v %+v", cfg.Retrieval, cfg.Dynamic.Seeds)
+	}
+	for key, c := range map[string]struct{ value, want string }{
+		"RATED_RETRIEVAL_K":              {"10.7", `'retrieval.k' "10.7" is not an integer`},
+		"RATED_DYNAMIC_SEEDS":            {"1,x", `'dynamic.seeds[1]' "x" is not a non-negative integer`},
+		"RATED_DYNAMIC_STEPS":            {"many", `'dynamic.steps' "many" is not an integer`},
+		"RATED_RETRIEVAL_TAU":            {"warm", `'retrieval.tau' "warm" is not a number`},
+		"RATED_DYNAMIC_SPLIT":            {"dev", ""},
+		"RATED_RETRIEVAL_CONTEXT_CENTER": {"yes please", `'retrieval.context_center' "yes please" is not true or false`},
+	} {
+		t.Run(key, func(t *testing.T) {
+			t.Setenv(key, c.value)
+			_, err := LoadConfig(viper.New(), nil)
+			if c.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("%s=%s: error %v, want %q", key, c.value, err, c.want)
+			}
+		})
 	}
 }

@@ -75,14 +75,11 @@ func BuildWorld(res Resources, cfg *Config) (*sim.World, WorldInfo, error) {
 			info.HighPrior++
 		}
 	}
-	if len(b.SplitQueries(cfg.Dynamic.Split)) == 0 {
-		return nil, info, fmt.Errorf("benchmark %s: split %q has no queries with qrels (splits: %v)", res.BenchName, cfg.Dynamic.Split, splitNames(b))
+	if err := CheckBench(b, res.BenchName, cfg); err != nil {
+		return nil, info, err
 	}
 	// A query without a relevant tool can never succeed: it would only lower every policy's SR.
 	queries := b.RelevantQueries(cfg.Dynamic.Split)
-	if len(queries) == 0 {
-		return nil, info, fmt.Errorf("benchmark %s: split %q: no query has a relevant tool (grade > 0) in qrels/%s.tsv", res.BenchName, cfg.Dynamic.Split, cfg.Dynamic.Split)
-	}
 	// Rank deeper than K when tools can be hidden (cold start), so K existing ones remain.
 	depth := cfg.Retrieval.K
 	for _, sc := range cfg.Scenarios {
@@ -166,6 +163,50 @@ func BuildWorld(res Resources, cfg *Config) (*sim.World, WorldInfo, error) {
 	return w, info, nil
 }
 
+// CheckBench refuses a benchmark the configuration cannot run on: dynamic.split without a query
+// that has a relevant tool, or a calibration split (dynamic.calibration) that a policy needs and
+// the benchmark lacks or that is the evaluated split. It reads nothing but b, so callers run it
+// right after loading the benchmark, before the catalog is encoded (which takes seconds to
+// minutes); BuildWorld runs it again.
+func CheckBench(b *bench.Bench, name string, cfg *Config) error {
+	split := cfg.Dynamic.Split
+	if len(b.SplitQueries(split)) == 0 {
+		return fmt.Errorf("benchmark %s: split %q (--split, dynamic.split) has no queries with qrels (splits: %v)", name, split, splitNames(b))
+	}
+	if len(b.RelevantQueries(split)) == 0 {
+		return fmt.Errorf("benchmark %s: split %q: no query has a relevant tool (grade > 0) in qrels/%s.tsv", name, split, split)
+	}
+	_, err := calibrationQueries(b, cfg)
+	if err != nil {
+		return fmt.Errorf("benchmark %s: %w", name, err)
+	}
+	return nil
+}
+
+// calibrationQueries returns the queries of the calibration split dynamic.calibration, or none
+// (and no error) when the benchmark has no such split and no policy needs one.
+func calibrationQueries(b *bench.Bench, cfg *Config) ([]bench.Query, error) {
+	split := cfg.Dynamic.Calibration
+	needed := ""
+	for _, p := range cfg.Policies {
+		if p.NeedsCalibration() {
+			needed = p.Name
+			break
+		}
+	}
+	queries := b.SplitQueries(split)
+	if split == "" || len(queries) == 0 {
+		if needed != "" {
+			return nil, fmt.Errorf("policy %q needs a calibration split, but dynamic.calibration = %q has no queries with qrels (splits: %v)", needed, split, splitNames(b))
+		}
+		return nil, nil
+	}
+	if split == cfg.Dynamic.Split && split != "dev" {
+		return nil, fmt.Errorf("dynamic.calibration = %q is the evaluated split: calibrate on dev (or train), never on the split you report", split)
+	}
+	return queries, nil
+}
+
 // toolPriors returns one catalog record per corpus document with r_static computed: from the
 // catalog when the benchmark has one, else from the corpus fields alone.
 func toolPriors(b *bench.Bench, cfg catalog.PriorConfig, sim catalog.Similarity) ([]catalog.Tool, string, error) {
@@ -202,22 +243,9 @@ func providers(tools []catalog.Tool) ([]int, []string) {
 // It returns nil with no error when the benchmark has no such split and no policy needs one.
 func calibrate(b *bench.Bench, cfg *Config, res Resources, toolIndex map[string]int, norm string) (*bandit.Calibrator, string, error) {
 	split := cfg.Dynamic.Calibration
-	needed := ""
-	for _, p := range cfg.Policies {
-		if p.NeedsCalibration() {
-			needed = p.Name
-			break
-		}
-	}
-	queries := b.SplitQueries(split)
-	if split == "" || len(queries) == 0 {
-		if needed != "" {
-			return nil, "", fmt.Errorf("policy %q needs a calibration split, but dynamic.calibration = %q has no queries with qrels (splits: %v)", needed, split, splitNames(b))
-		}
-		return nil, "", nil
-	}
-	if split == cfg.Dynamic.Split && split != "dev" {
-		return nil, "", fmt.Errorf("dynamic.calibration = %q is the evaluated split: calibrate on dev (or train), never on the split you report", split)
+	queries, err := calibrationQueries(b, cfg)
+	if err != nil || len(queries) == 0 {
+		return nil, "", err
 	}
 	rankings, err := rankAll(res.Retriever, queries, cfg.Retrieval.K)
 	if err != nil {
