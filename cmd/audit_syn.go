@@ -7,9 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -83,8 +81,7 @@ top-1/top-5 shares, the length distribution and the share of distinct queries as
 				defer j.Close()
 				cfg := synth.DefaultRealConfig()
 				cfg.Seed, cfg.Concurrency, cfg.PromptStyle, cfg.KeepScore = lc.Seed, lc.Concurrency, lc.PromptStyle, keep
-				ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
-				defer stop()
+				ctx := c.Context() // cancelled by SIGINT/SIGTERM (Execute's one signal handler)
 				judged := items
 				if judgeFirst > 0 && judgeFirst < len(items) {
 					judged = items[:judgeFirst]

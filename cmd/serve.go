@@ -9,9 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -190,8 +188,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	defer closeFront()
-	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
+	ctx := cmd.Context() // cancelled by SIGINT/SIGTERM (Execute's one signal handler)
 
 	cfg := router.Config{Frontend: front, Policy: spec, K: f.k, Tools: tools, PruneCatalog: f.prune, StepEvery: f.step,
 		SnapshotEvery: f.snapshotEvery, Progress: newProgress(log, "encode catalog")}
