@@ -226,7 +226,8 @@ func TestPairedComparesSeedBySeed(t *testing.T) {
 		results = append(results, sim.RunResult{Protocol: "execution", Scenario: "s", Policy: "A", Seed: uint64(i), PostFailSR: sr, FSR: 0.02})
 	}
 	for i, sr := range []float64{0.40, 0.43, 0.44} { // B
-		results = append(results, sim.RunResult{Protocol: "execution", Scenario: "s", Policy: "B", Seed: uint64(i), PostFailSR: sr, FSR: 0.03})
+		fsr := []float64{0.03, 0.05, 0.04}[i]
+		results = append(results, sim.RunResult{Protocol: "execution", Scenario: "s", Policy: "B", Seed: uint64(i), PostFailSR: sr, FSR: fsr})
 	}
 	rows, err := Paired(cfg, results)
 	if err != nil {
@@ -240,7 +241,13 @@ func TestPairedComparesSeedBySeed(t *testing.T) {
 	if math.Abs(r.SRDiff.Mean-0.10) > 1e-12 || math.Abs(r.SRTest.Statistic-10*math.Sqrt(3)) > 1e-9 {
 		t.Fatalf("diff %v t %v", r.SRDiff.Mean, r.SRTest.Statistic)
 	}
-	if math.Abs(r.FSRDiff.Mean+0.01) > 1e-12 {
+	// FSR differences −0.01, −0.03, −0.02: mean −0.02. The p-values, from scipy.stats.ttest_rel
+	// on the same per-seed values: SR 0.0033167587223568657, FSR 0.07417990022744855; the JSON
+	// fields sr_p and fsr_p carry them.
+	if math.Abs(r.FSRDiff.Mean+0.02) > 1e-12 {
 		t.Fatalf("FSR diff %v", r.FSRDiff.Mean)
+	}
+	if r.SRP == nil || r.FSRP == nil || math.Abs(*r.SRP-0.0033167587223568657) > 1e-9 || math.Abs(*r.FSRP-0.07417990022744855) > 1e-9 {
+		t.Fatalf("sr_p %v, fsr_p %v; want 0.00332 and 0.0742", r.SRP, r.FSRP)
 	}
 }

@@ -86,6 +86,29 @@ func TestAdaptationSteps(t *testing.T) {
 			t.Errorf("%s: %+v, want recovered=%v steps=%d peak 1", c.name, a, c.recovered, c.steps)
 		}
 	}
+	// The peak is taken over the windows lying wholly before the onset, from the first full one
+	// (width 2, onset 4: windows ending at t = 1, 2, 3), by hand:
+	//   FFFS|SFFSFFSS: windows 0, 0, ½ before; the one ending at 4 straddles the onset (SS = 1)
+	//   and must not count: peak ½, the first post-onset window (t = 5, SF) ½ → AS 0;
+	//   SSFF|FFSS: the first window (t = 1) is the best: peak 1, post-onset t = 5: 0, t = 6: ½,
+	//   t = 7: 1 → AS 2.
+	for _, c := range []struct {
+		trace       string
+		peak        float64
+		steps       int
+		description string
+	}{
+		{"FFFS" + "SFFSFFSS", 0.5, 0, "a window straddling the onset"},
+		{"SSFF" + "FFSS", 1, 2, "the first full window"},
+	} {
+		a, err := AdaptationSteps(traceFrom(c.trace), 4, 2, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Peak != c.peak || !a.Recovered || a.Steps != c.steps {
+			t.Errorf("%s (%s): %+v, want peak %v, recovered after %d steps", c.trace, c.description, a, c.peak, c.steps)
+		}
+	}
 	if _, err := AdaptationSteps(traceFrom("SSSS"), 2, 4, 0.9); err == nil {
 		t.Error("onset before one full window must be refused")
 	}
