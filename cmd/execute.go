@@ -8,8 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -147,23 +145,7 @@ func (g *outputGuard) remove(stderr io.Writer) {
 	if dir == "" {
 		return
 	}
-	parent, base := filepath.Dir(dir), filepath.Base(dir)
-	holder, _ := os.ReadFile(filepath.Join(parent, "."+base+".lock"))
-	if !strings.HasSuffix(strings.TrimSpace(string(holder)), fmt.Sprintf(", pid %d", os.Getpid())) {
-		// Not locked by this run: remove the leftovers only when no other run holds the lock.
-		l, err := outdir.Acquire(dir, "cleanup")
-		if err != nil {
-			return
-		}
-		defer l.Release()
-	}
-	stage, _ := filepath.Glob(filepath.Join(parent, "."+base+".tmp-*"))
-	for _, s := range stage {
-		if err := os.RemoveAll(s); err != nil {
-			fmt.Fprintf(stderr, "rated: remove the unfinished output set %s: %v\n", s, err)
-		}
-	}
-	if !existed {
-		os.Remove(dir) // only when empty: resume state written in place (Keep) stays
+	if err := outdir.RemoveUnfinished(dir, !existed); err != nil {
+		fmt.Fprintln(stderr, "rated:", err)
 	}
 }

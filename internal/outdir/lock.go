@@ -46,8 +46,18 @@ func Acquire(target, command string) (*Lock, error) {
 		return nil, fmt.Errorf("%s is in use by another rated run (%s): wait for it to finish or choose another output", target, who)
 	}
 	f.Truncate(0)
-	fmt.Fprintf(f, "rated %s, pid %d\n", command, os.Getpid())
+	fmt.Fprintf(f, "rated %s%s\n", command, holderSuffix())
 	return &Lock{f: f, path: p}, nil
+}
+
+// holderSuffix ends the text a lock file holds, naming this process.
+func holderSuffix() string { return fmt.Sprintf(", pid %d", os.Getpid()) }
+
+// heldHere reports whether this process wrote target's lock file (it holds the lock while it
+// has not released it).
+func heldHere(target string) bool {
+	holder, err := os.ReadFile(lockPath(target))
+	return err == nil && strings.HasSuffix(strings.TrimSpace(string(holder)), holderSuffix())
 }
 
 // Release gives the lock up. The lock file stays: removing it could let two processes lock

@@ -172,6 +172,30 @@ func staleGlobs(final string) []string {
 	return []string{base + ".tmp-*", base + ".old-*"}
 }
 
+// RemoveUnfinished removes what an unfinished set of final left when its run cannot abort it
+// itself (an interrupted command that does not stop): the temporary set beside final, and final
+// when the run created it and it is still empty. It touches nothing while another process
+// holds final's lock.
+func RemoveUnfinished(final string, created bool) error {
+	if !heldHere(final) {
+		l, err := Acquire(final, "cleanup")
+		if err != nil {
+			return nil // another run holds it: its files are not ours
+		}
+		defer l.Release()
+	}
+	stage, _ := filepath.Glob(staleGlobs(final)[0])
+	for _, s := range stage {
+		if err := os.RemoveAll(s); err != nil {
+			return fmt.Errorf("remove the unfinished output set %s: %w", s, err)
+		}
+	}
+	if created {
+		os.Remove(final) // only when empty: resume state written in place (Keep) stays
+	}
+	return nil
+}
+
 func removeStale(final string) error {
 	for _, g := range staleGlobs(final) {
 		matches, _ := filepath.Glob(g)
