@@ -41,8 +41,9 @@ func newFinetuneCmd() *cobra.Command {
 paper's contrastive recipe (InfoNCE over in-batch positives and hard negatives, tau 0.05, batch 8,
 lr 1e-5 with 1,000 warm-up steps then linear decay, max length 256, 1 epoch), validating MRR on the
 dev split every --val-every steps and keeping the best checkpoint. Hard negatives come from
-BENCH/negatives.jsonl (rated build-bench) and, where it lacks them, from BM25. --bench may also be
-a rated build-bench output folder: its EcoAgent-Syn (syn/) is then the benchmark, as in the paper.
+BENCH/negatives.jsonl (rated build-bench; or negatives.jsonl.gz) and, where it lacks them, from
+BM25. --bench may also be a rated build-bench output folder or the shipped release data/ecoagent
+(gzip-compressed files): its EcoAgent-Syn (syn/) is then the benchmark, as in the paper.
 
 The training graph is built once into OUT/artifacts by scripts/train/build_artifacts.py (embedded in
 the binary; Python venv <asset home>/train-venv from "rated setup training") unless --artifacts
@@ -265,11 +266,15 @@ func checkFinetuneSplits(b *bench.Bench, dir, trainSplit, valSplit string) error
 	return nil
 }
 
-// buildBenchSynDir reports DIR/syn when DIR is a `rated build-bench` output folder (no
-// corpus.jsonl of its own, a syn/ benchmark inside): the fine-tuning data the paper uses.
+// buildBenchSynDir reports DIR/syn when DIR is a `rated build-bench` output folder or the shipped
+// release data/ecoagent (no corpus of its own, a syn/ benchmark inside, its files plain or
+// gzip-compressed as the release stores them): the fine-tuning data the paper uses.
 func buildBenchSynDir(dir string) (string, bool) {
 	syn := filepath.Join(dir, "syn")
-	if fileExists(filepath.Join(dir, "corpus.jsonl")) || !fileExists(filepath.Join(syn, "corpus.jsonl")) {
+	hasCorpus := func(d string) bool {
+		return fileExists(filepath.Join(d, "corpus.jsonl")) || fileExists(filepath.Join(d, "corpus.jsonl.gz"))
+	}
+	if hasCorpus(dir) || !hasCorpus(syn) {
 		return "", false
 	}
 	return syn, true

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"os"
 	"path/filepath"
@@ -45,6 +46,12 @@ func TestFinetuneFlagErrors(t *testing.T) {
 	if err := b.Write(filepath.Join(buildBenchDir, "syn")); err != nil {
 		t.Fatal(err)
 	}
+	// The shipped release (data/ecoagent) stores each file gzip-compressed as name.gz.
+	releaseDir := t.TempDir()
+	if err := b.Write(filepath.Join(releaseDir, "syn")); err != nil {
+		t.Fatal(err)
+	}
+	gzipFiles(t, filepath.Join(releaseDir, "syn"), "corpus.jsonl", "queries.jsonl")
 	empty := t.TempDir()
 	out := filepath.Join(t.TempDir(), "out")
 	// The benchmark has no dev split: validation off.
@@ -62,6 +69,7 @@ func TestFinetuneFlagErrors(t *testing.T) {
 		{"no benchmark", []string{"--model", t.TempDir(), "--bench", empty, "--out", out, "--home", t.TempDir()}, "benchmark " + empty + ": corpus.jsonl"},
 		{"stale artifacts", append([]string{"--artifacts", art}, dirs...), "was built with batch 4, hard negatives 1, length 16"},
 		{"build-bench folder", []string{"--artifacts", art, "--model", t.TempDir(), "--bench", buildBenchDir, "--out", out, "--val-split", "-"}, "was built with batch 4"},
+		{"gzip release folder", []string{"--artifacts", art, "--model", t.TempDir(), "--bench", releaseDir, "--out", out, "--val-split", "-"}, "was built with batch 4"},
 		{"missing artifacts", append([]string{"--artifacts", t.TempDir()}, dirs...), "artifacts.json"},
 	}
 	for _, c := range cases {
@@ -139,5 +147,30 @@ func TestFinetuneCUDAWithCPULibrary(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "model.onnx")); err == nil {
 		t.Error("a model folder was written although no step ran")
+	}
+}
+
+// gzipFiles replaces each named file of dir by name.gz, as the shipped release stores them.
+func gzipFiles(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		raw, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		if _, err := zw.Write(raw); err != nil {
+			t.Fatal(err)
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".gz"), buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
