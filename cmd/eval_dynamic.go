@@ -166,7 +166,7 @@ and commit.`,
 	f.IntVar(&workers, "workers", 0, "parallel runs (default: GOMAXPROCS)")
 	f.StringVar(&decisionLog, "decision-log", "", "also write every run's decisions and outcomes to this directory (outside --out, holding no *.jsonl yet), in rated serve's decision-log format (docs/DECISION-LOG.md)")
 	f.BoolVar(&sweep, "sweep", false, "tune the policy of the configuration's sweep section on a non-test split instead of writing Table 2")
-	f.Int("steps", 0, "override dynamic.steps")
+	f.Int("steps", 0, "override dynamic.steps; the config files' timeline (onset, events, summary and AS windows) scales with it, the policies' step-valued settings do not")
 	f.UintSlice("seeds", nil, "override dynamic.seeds")
 	f.Int("k", 0, "override retrieval.k")
 	f.String("split", "", "override dynamic.split")
