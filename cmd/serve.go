@@ -254,7 +254,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		info.Policy, info.Frontend, info.Tools, info.Step, where, orNone(info.Calibration))
 	version := provenance.Current().String()
 	if f.mcp == "stdio" {
-		err := serve.ServeStdio(ctx, r, version)
+		err := serve.ServeStdio(ctx, r, version, os.Stdin, os.Stdout, log)
 		return errors.Join(err, r.Close())
 	}
 	srv := serve.New(r, serve.Options{Token: token, MaxBodyBytes: f.maxBody, RateLimit: f.rateLimit, RateBurst: f.rateBurst,

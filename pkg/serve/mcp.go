@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -88,8 +89,11 @@ func NewMCPHandler(r *router.Router, version string, maxBody int64) http.Handler
 		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: maxBody})
 }
 
-// ServeStdio runs the MCP server on standard input and output until ctx ends or the client
-// disconnects.
-func ServeStdio(ctx context.Context, r *router.Router, version string) error {
-	return NewMCPServer(r, version).Run(ctx, &mcp.StdioTransport{})
+// ServeStdio runs the MCP server on newline-delimited JSON-RPC over in and out (standard input
+// and output) until ctx ends or in does. A line that is not a JSON-RPC message is answered with
+// a JSON-RPC error (-32700 parse error, -32600 invalid request) and noted on log; the session
+// goes on.
+func ServeStdio(ctx context.Context, r *router.Router, version string, in io.Reader, out, log io.Writer) error {
+	t := &lineTransport{in: in, out: out, log: log, maxLine: mcp.DefaultMaxLineLength}
+	return NewMCPServer(r, version).Run(ctx, t)
 }

@@ -1,0 +1,166 @@
+package serve
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// JSON-RPC 2.0's error codes for a line that is not JSON and for JSON that is not a message.
+const (
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+)
+
+// lineTransport speaks newline-delimited JSON-RPC on in and out like the SDK's StdioTransport,
+// but a line that is not a JSON-RPC message is answered with a JSON-RPC error (parse error or
+// invalid request, as the specification asks) and skipped: the SDK's own transport ends the
+// session at the first such line, which takes an agent's tools away for one stray byte.
+type lineTransport struct {
+	in      io.Reader
+	out     io.Writer
+	log     io.Writer // each refused line is noted here, with its number
+	maxLine int       // the longest line kept, in bytes; longer ones are refused whole
+}
+
+// Connect starts the line filter and returns the SDK's connection over the lines it passes.
+func (t *lineTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	pr, pw := io.Pipe()
+	out := &lockedWriter{w: t.out}
+	go func() { pw.CloseWithError(t.filter(pw, out)) }()
+	return (&mcp.IOTransport{Reader: pr, Writer: out, MaxLineLength: -1}).Connect(ctx)
+}
+
+// filter copies each line of t.in that decodes as a JSON-RPC message (or a batch of them) to
+// pass, and answers every other non-blank line on out. It returns when t.in ends (nil, so the
+// session sees end of input) or when pass is closed.
+func (t *lineTransport) filter(pass io.Writer, out io.Writer) error {
+	br := bufio.NewReaderSize(t.in, 64<<10)
+	for n := 1; ; n++ {
+		line, tooLong, err := readLine(br, t.maxLine)
+		if len(line) > 0 || tooLong {
+			if code, msg, id := checkLine(line, tooLong, t.maxLine); code != 0 {
+				fmt.Fprintf(t.log, "rated serve: stdin line %d refused: %s\n", n, msg)
+				if _, werr := out.Write(errorResponse(id, code, fmt.Sprintf("line %d: %s", n, msg))); werr != nil {
+					return werr
+				}
+			} else if _, werr := pass.Write(append(line, '\n')); werr != nil {
+				return werr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// readLine reads one line without its line ending and surrounding blanks. A line longer than
+// maxLine bytes is read to its end but not kept (tooLong).
+func readLine(br *bufio.Reader, maxLine int) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, rerr := br.ReadSlice('\n')
+		if !tooLong {
+			if len(line)+len(chunk) > maxLine+2 { // +2: the line ending is not counted
+				tooLong, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if rerr == bufio.ErrBufferFull {
+			continue
+		}
+		return bytes.TrimSpace(line), tooLong, rerr
+	}
+}
+
+// checkLine returns 0 for a line the SDK can take: one JSON-RPC message, or a non-empty array
+// of them (batches of older protocol versions). Otherwise the JSON-RPC error code, a message
+// naming what is wrong, and the request's id where the line has a usable one (null otherwise).
+func checkLine(line []byte, tooLong bool, maxLine int) (code int, msg string, id json.RawMessage) {
+	if tooLong {
+		return codeInvalidRequest, fmt.Sprintf("longer than %d bytes", maxLine), nil
+	}
+	if !json.Valid(line) {
+		var v any
+		err := json.Unmarshal(line, &v)
+		return codeParseError, "parse error: " + err.Error(), nil
+	}
+	if line[0] == '[' {
+		var batch []json.RawMessage
+		if err := json.Unmarshal(line, &batch); err != nil || len(batch) == 0 {
+			return codeInvalidRequest, "invalid request: an empty batch", nil
+		}
+		for i, raw := range batch {
+			if _, err := jsonrpc.DecodeMessage(raw); err != nil {
+				return codeInvalidRequest, fmt.Sprintf("invalid request: batch element %d: %v", i, err), nil
+			}
+		}
+		return 0, "", nil
+	}
+	if _, err := jsonrpc.DecodeMessage(line); err != nil {
+		return codeInvalidRequest, "invalid request: " + err.Error(), requestID(line)
+	}
+	return 0, "", nil
+}
+
+// requestID is the line's "id" when it is a string or a number, as a response may echo it.
+func requestID(line []byte) json.RawMessage {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(line, &m) != nil || len(m.ID) == 0 {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(m.ID, &v) != nil {
+		return nil
+	}
+	switch v.(type) {
+	case string, float64:
+		return m.ID
+	}
+	return nil
+}
+
+// errorResponse is one newline-terminated JSON-RPC error response.
+func errorResponse(id json.RawMessage, code int, message string) []byte {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	type rpcError struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   rpcError        `json:"error"`
+	}{"2.0", id, rpcError{code, message}})
+	return append(b, '\n')
+}
+
+// lockedWriter serialises whole writes: the SDK writes each message with one Write, and the
+// filter's error responses must not land inside one. Close is a no-op (standard output stays
+// open for the process).
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) Close() error { return nil }
