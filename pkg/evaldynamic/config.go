@@ -5,8 +5,13 @@ package evaldynamic
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
+	"os"
+	"path"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -118,22 +123,63 @@ func readFiles(v *viper.Viper, files []string) error {
 		return fmt.Errorf("embedded configs/paper.yaml: %w", err)
 	}
 	for _, f := range files {
+		data, err := readConfigFile(f)
+		if err != nil {
+			return err
+		}
 		// Each file alone against the schema first, so that an unknown key or a wrong type is
 		// reported with the file it is in (after merging, the error cannot say which).
 		alone := viper.New()
-		alone.SetConfigFile(f)
-		if err := alone.ReadInConfig(); err != nil {
+		alone.SetConfigType("yaml")
+		if err := alone.ReadConfig(bytes.NewReader(data)); err != nil {
 			return fmt.Errorf("config %s: %w", f, err)
 		}
 		if _, err := unmarshalFile(alone); err != nil {
 			return fmt.Errorf("config %s: %w", f, err)
 		}
-		v.SetConfigFile(f)
-		if err := v.MergeInConfig(); err != nil {
+		if err := v.MergeConfig(bytes.NewReader(data)); err != nil {
 			return fmt.Errorf("config %s: %w", f, err)
 		}
 	}
 	return nil
+}
+
+// readConfigFile reads a --config file. A path that names no file on disk but one of the
+// shipped configs (configs/NAME.yaml or NAME.yaml, as the docs' commands write them) reads the
+// copy embedded in the binary, so those commands work from an installed rated outside the
+// repository; a file on disk always wins.
+func readConfigFile(f string) ([]byte, error) {
+	data, err := os.ReadFile(f)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		if err != nil {
+			return nil, fmt.Errorf("config %s: %w", f, err)
+		}
+		return data, nil
+	}
+	if name, ok := embeddedConfigName(f); ok {
+		if data, eerr := configs.Files.ReadFile(name); eerr == nil {
+			return data, nil
+		}
+	}
+	return nil, fmt.Errorf("config %s: no such file, and not one of the configs embedded in the binary (configs/*.yaml: %s)", f, strings.Join(EmbeddedConfigs(), ", "))
+}
+
+// embeddedConfigName is the name in configs.Files that the path f may mean: its base name when
+// f is NAME.yaml or configs/NAME.yaml (relative, forward or native separators).
+func embeddedConfigName(f string) (string, bool) {
+	clean := filepath.ToSlash(filepath.Clean(f))
+	dir, base := path.Split(clean)
+	if (dir != "" && dir != "configs/") || path.Ext(base) != ".yaml" {
+		return "", false
+	}
+	return base, true
+}
+
+// EmbeddedConfigs lists the shipped YAML configs of eval dynamic embedded in the binary, by
+// file name (paper.yaml is the base every run starts from).
+func EmbeddedConfigs() []string {
+	names, _ := fs.Glob(configs.Files, "*.yaml")
+	return names
 }
 
 // PaperConfig returns the embedded configs/paper.yaml alone: no files, environment or flags.

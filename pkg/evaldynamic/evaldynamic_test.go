@@ -75,6 +75,45 @@ func TestBadConfigurationIsRefusedNamingTheKey(t *testing.T) {
 	}
 }
 
+// TestShippedConfigsFromAnywhere: the docs' `--config configs/extended.yaml` (or extended.yaml)
+// works from a directory without the repository's configs/, reading the copy in the binary; a
+// file on disk at that path wins; a name that is neither is refused naming it and the shipped
+// ones.
+func TestShippedConfigsFromAnywhere(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, name := range []string{"configs/extended.yaml", "extended.yaml", "./configs/extended.yaml"} {
+		cfg, err := LoadConfig(viper.New(), []string{name})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		// extended.yaml's seven scenarios, in its order (the paper's base has two).
+		var got []string
+		for _, s := range cfg.Scenarios {
+			got = append(got, s.Name)
+		}
+		want := []string{"persistent-20", "persistent-30", "transient-20", "flapping-20", "flaky-20", "cold-start-20", "provider-20"}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("%s: scenarios %v, want extended.yaml's %v", name, got, want)
+		}
+	}
+	if err := os.MkdirAll("configs", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("configs/extended.yaml", []byte("scenarios:\n  - {name: mine, theta: 0.9, events: [{kind: persistent, start: 2000, select: {by: frequency, fraction: 0.2}}]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(viper.New(), []string{"configs/extended.yaml"})
+	if err != nil || len(cfg.Scenarios) != 1 || cfg.Scenarios[0].Name != "mine" {
+		t.Fatalf("a file on disk must win over the embedded copy: %v %+v", err, cfg)
+	}
+	for _, name := range []string{"configs/nosuch.yaml", "elsewhere/protocols.yaml", "protocols"} {
+		_, err := LoadConfig(viper.New(), []string{name})
+		if err == nil || !strings.Contains(err.Error(), "config "+name+": no such file") || !strings.Contains(err.Error(), "protocols.yaml") {
+			t.Errorf("%s: error %v, want it to name the path and the shipped configs", name, err)
+		}
+	}
+}
+
 func TestEnvironmentOverrides(t *testing.T) {
 	t.Setenv("RATED_DYNAMIC_STEPS", "6000")
 	cfg, err := LoadConfig(viper.New(), nil)
