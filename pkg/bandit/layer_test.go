@@ -1100,6 +1100,7 @@ func TestRestoreVersion1Snapshot(t *testing.T) {
 	layer.IncidentProbe = 0 // nor fleet incidents (nor their refinements)
 	layer.IncidentEarlyProbe, layer.RelapseAfterOne, layer.ProviderSuccessUnmasks = false, false, false
 	layer.IncidentGateErrors, layer.IncidentEvidenceWindow, layer.IncidentPrior, layer.IncidentHalfProbe = 0, false, 0, false
+	layer.IncidentPhase = 0
 	spec.Reliability = &layer
 	spec.TaskReliability = nil // that build had no task-feedback settings either
 	rel := *spec.Relevance

@@ -157,7 +157,17 @@ type HealthConfig struct {
 	// and the fleet is held for good; the half-step probe lands in the other phase. It costs one
 	// failed call per incident that outlasts D·3/2 steps. Needs incident_probe.
 	IncidentHalfProbe bool `yaml:"incident_half_probe,omitempty" json:"incident_half_probe,omitempty"`
+	// IncidentPhase N (steps) learns the fleet's pace: a version space of strictly periodic
+	// outages (half-periods 1 to N steps, every phase) kept consistent with every failure and
+	// every execution of the fleet's tools. Once the fleet has flapped twice and every
+	// hypothesis left agrees, its tools are masked in the predicted down-phases and brought back
+	// in the predicted up-phases, at any pace; outages that are not periodic leave no
+	// hypothesis standing and change nothing. Needs incident_probe.
+	IncidentPhase int `yaml:"incident_phase,omitempty" json:"incident_phase,omitempty"`
 }
+
+// maxIncidentPhase bounds incident_phase: the space holds one arc per half-period.
+const maxIncidentPhase = 100000
 
 // Validate checks the configuration; key locates it in error messages.
 func (c HealthConfig) Validate(key string) error {
@@ -179,14 +189,16 @@ func (c HealthConfig) Validate(key string) error {
 		return fmt.Errorf("%s.pool_init = %v: must be in [0, 1]", key, c.PoolInit)
 	case c.MaskBase < 0 || c.MaskMax < 0 || c.ProviderMaskAfter < 0 || c.CohortWindow < 0 || c.IncidentProbe < 0:
 		return fmt.Errorf("%s: mask_base, mask_max, provider_mask_after, cohort_window and incident_probe must be >= 0", key)
+	case c.IncidentPhase < 0 || c.IncidentPhase > maxIncidentPhase:
+		return fmt.Errorf("%s.incident_phase = %d: must be in [0, %d]", key, c.IncidentPhase, maxIncidentPhase)
 	case c.ProviderMaskAfter == 1:
 		return fmt.Errorf("%s.provider_mask_after = 1: must be 0 (off) or at least 2 (only failures of two distinct tools count against a provider)", key)
 	case c.ProviderLearned && c.SiblingStrength == 0:
 		return fmt.Errorf("%s.provider_learned needs sibling_strength > 0 (the correlation it waits for)", key)
 	case !(c.IncidentPrior >= 0 && c.IncidentPrior <= 1):
 		return fmt.Errorf("%s.incident_prior = %v: must be in (0, 1] (0 takes 1/2)", key, c.IncidentPrior)
-	case (c.IncidentEarlyProbe || c.RelapseAfterOne || c.IncidentGateErrors > 0 || c.IncidentEvidenceWindow || c.IncidentPrior > 0 || c.IncidentHalfProbe) && c.IncidentProbe == 0:
-		return fmt.Errorf("%s: incident_early_probe, relapse_after_one, incident_gate_errors, incident_evidence_window, incident_prior and incident_half_probe need incident_probe > 0 (the fleet incidents they refine)", key)
+	case (c.IncidentEarlyProbe || c.RelapseAfterOne || c.IncidentGateErrors > 0 || c.IncidentEvidenceWindow || c.IncidentPrior > 0 || c.IncidentHalfProbe || c.IncidentPhase > 0) && c.IncidentProbe == 0:
+		return fmt.Errorf("%s: incident_early_probe, relapse_after_one, incident_gate_errors, incident_evidence_window, incident_prior, incident_half_probe and incident_phase need incident_probe > 0 (the fleet incidents they refine)", key)
 	}
 	return nil
 }
@@ -217,6 +229,7 @@ type HealthLayer struct {
 	cohortRecovered        map[int]int
 	cohortCalls, cohortUps float64
 	inc                    incidentState
+	phase                  fleetPhase // incident_phase
 	// decayByGap[g] = 2^(−g/H) for gaps below decayTableLen, so an estimate costs no math.Exp2.
 	decayByGap []float64
 }
@@ -464,6 +477,11 @@ func (l *HealthLayer) Update(tool, t int, executed bool) {
 	}
 	incidentCall := false
 	if l.cfg.IncidentProbe > 0 {
+		if l.cfg.IncidentPhase > 0 && (!executed || l.incidentDownAt(th) >= 0 || l.incMemberAt(th, t)) {
+			// Any failure, and an execution of a tool down or of the fleet's incidents: what
+			// the fleet's pace must explain.
+			l.phase.observe(t, executed, l.cfg.IncidentPhase)
+		}
 		incidentCall = l.incidentUpdate(th, t, executed)
 	}
 	wasDown := th.consecutive > 0
@@ -642,6 +660,18 @@ func (l *HealthLayer) incidentCorrelation(t int) float64 {
 // check would); ok false leaves th to the usual estimate.
 func (l *HealthLayer) incidentEstimate(th *toolHealth, prior float64, t int) (r float64, masked, ok bool) {
 	down := l.incidentDownAt(th)
+	if l.cfg.IncidentPhase > 0 && (down >= 0 || l.incMemberAt(th, t)) {
+		// The fleet's pace, once learned, decides for its tools: a down-phase masks them
+		// (members up at their last call included), an up-phase brings them back.
+		switch l.phase.predict(t, l.cfg.IncidentPhase) {
+		case phaseDown:
+			return 0, true, true
+		case phaseUp:
+			if down >= 0 {
+				return l.beforeOutage(th, prior, t), false, true
+			}
+		}
+	}
 	if down < 0 {
 		return 0, false, false // up: the tool's own evidence decides
 	}

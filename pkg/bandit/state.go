@@ -24,9 +24,9 @@ const snapshotMagic = "RATEDPOL"
 // to its task-feedback reliability settings, version 4 the reliability layer's incident cohorts,
 // version 5 the kernel relevance model's bandwidth losses, version 6 the reliability layer's
 // fleet incidents, version 7 where an incident's outage began (incident_early_probe), version 8
-// drops the step the incident opened (derived from its first probe's due step); older snapshots
-// are still read (without them).
-const snapshotVersion = 8
+// drops the step the incident opened (derived from its first probe's due step), version 9 adds
+// the fleet's pace (incident_phase); older snapshots are still read (without them).
+const snapshotVersion = 9
 
 // ErrSnapshotMismatch is wrapped by Restore when the snapshot belongs to another kind of policy
 // (or another relevance model or reliability layer) than the one it is restored into.
@@ -475,6 +475,22 @@ func writeHealth(w *binenc.Writer, l *HealthLayer) {
 	w.Int(inc.last)
 	w.Int(inc.openedAfter)
 	w.Int(inc.memberOK)
+	ph := &l.phase
+	w.Bool(ph.kept)
+	w.Uvarint(uint64(len(ph.log)))
+	for _, o := range ph.log {
+		w.Int(o.t)
+		w.Bool(o.up)
+	}
+	w.Int(ph.changes)
+	w.Int(ph.seen)
+	w.Bool(ph.lastUp)
+	w.Uvarint(uint64(len(ph.alive)))
+	for _, a := range ph.alive {
+		w.Int(a.half)
+		w.Int(a.start)
+		w.Int(a.length)
+	}
 }
 
 func readHealth(r *binenc.Reader, l *HealthLayer, version uint64) {
@@ -555,6 +571,9 @@ func readHealth(r *binenc.Reader, l *HealthLayer, version uint64) {
 		}
 		inc.openedAfter, inc.memberOK = after, ok
 	}
+	if version >= 9 {
+		readPhase(r, &l.phase)
+	}
 	if r.Err() == nil {
 		for i, t := range l.tools {
 			if bad(t.s) || bad(t.f) || bad(t.fBefore) {
@@ -562,6 +581,35 @@ func readHealth(r *binenc.Reader, l *HealthLayer, version uint64) {
 				return
 			}
 		}
+	}
+}
+
+// readPhase reads the fleet's version space of periodic outages (incident_phase), refusing a log
+// longer than the layer keeps, whose change count is not its own or that holds the second change
+// (the space is built there), and arcs that are not arcs of their half-period's circle.
+func readPhase(r *binenc.Reader, ph *fleetPhase) {
+	ph.kept = r.Bool()
+	ph.log = make([]phaseObs, r.Len(2))
+	changes := 0
+	for i := range ph.log {
+		ph.log[i] = phaseObs{t: r.Int(), up: r.Bool()}
+		if i > 0 && ph.log[i].up != ph.log[i-1].up {
+			changes++
+		}
+	}
+	ph.changes, ph.seen, ph.lastUp = r.Int(), r.Int(), r.Bool()
+	if r.Err() == nil && (len(ph.log) > phaseLogMax || ph.changes < 0 || ph.seen < 0 || (ph.kept && len(ph.log) > 0) || (!ph.kept && (ph.changes != changes || changes >= 2))) {
+		r.Fail(fmt.Errorf("reliability layer: fleet pace (kept %v, %d logged, %d changes, %d seen)", ph.kept, len(ph.log), ph.changes, ph.seen))
+		return
+	}
+	ph.alive = make([]phaseArc, r.Len(3))
+	for i := range ph.alive {
+		a := phaseArc{half: r.Int(), start: r.Int(), length: r.Int()}
+		if r.Err() == nil && (a.half < 1 || a.half > maxIncidentPhase || a.start < 0 || a.start >= 2*a.half || a.length < 1 || a.length > a.half) {
+			r.Fail(fmt.Errorf("reliability layer: fleet pace hypothesis %d (half-period %d, phases %d+%d)", i, a.half, a.start, a.length))
+			return
+		}
+		ph.alive[i] = a
 	}
 }
 

@@ -21,7 +21,7 @@ func stateSpecs() []Spec {
 	layer := &HealthConfig{HalfLife: 50, PriorStrength: 1, PoolRate: 0.05, PoolInit: 1, PoolEvidence: 1,
 		ResetOnFailure: true, MaskBase: 5, MaskMax: 40, ProviderStrength: 1, ProviderMaskAfter: 2, RecoveryPrior: 30, Probe: true, SiblingStrength: 1,
 		CohortWindow: 20, IncidentProbe: 8, IncidentEarlyProbe: true, RelapseAfterOne: true, ProviderSuccessUnmasks: true,
-		IncidentGateErrors: 0.25, IncidentEvidenceWindow: true, IncidentPrior: 1, IncidentHalfProbe: true}
+		IncidentGateErrors: 0.25, IncidentEvidenceWindow: true, IncidentPrior: 1, IncidentHalfProbe: true, IncidentPhase: 30}
 	fac := func(name, model string, fusion FusionConfig) Spec {
 		return Spec{Name: name, Kind: "factored", Relevance: &RelevanceSpec{Model: model, Alpha: 0.1},
 			Reliability: layer, Fusion: &fusion}
@@ -201,18 +201,27 @@ func TestSnapshotRestoreDecidesIdentically(t *testing.T) {
 	}
 }
 
-// TestRestoreBothVersion7Layouts: version 7 was written in two layouts, first with the step
-// the incident opened before where its outage began and the fleet's last execution, later
-// without it (the layout version 8 names). Both are read: the snapshot of a layer with fleet
-// incidents, relabelled 7 as it is and with the opening step put back, restores to a policy
-// that decides as the original does.
-func TestRestoreBothVersion7Layouts(t *testing.T) {
+// TestRestoreOlderLayouts: version 8 is version 9 without the fleet's pace (incident_phase);
+// version 7 was written in two layouts, first with the step the incident opened before where its
+// outage began and the fleet's last execution, later without it (the layout version 8 names).
+// All three are read: the snapshot of a layer with fleet incidents (and no incident_phase, which
+// the older versions lack), cut to each older layout and relabelled, restores to a policy that
+// decides as the original does.
+func TestRestoreOlderLayouts(t *testing.T) {
 	var spec Spec
 	for _, s := range stateSpecs() {
 		if s.Kind == "factored" && s.Reliability != nil && s.Reliability.IncidentProbe > 0 {
 			spec = s
 			break
 		}
+	}
+	layer := *spec.Reliability
+	layer.IncidentPhase = 0
+	spec.Reliability = &layer
+	if spec.TaskReliability != nil {
+		task := *spec.TaskReliability
+		task.IncidentPhase = 0
+		spec.TaskReliability = &task
 	}
 	orig, err := New(spec, testEnv(3))
 	if err != nil {
@@ -223,21 +232,35 @@ func TestRestoreBothVersion7Layouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap[len(snapshotMagic)] != 8 {
-		t.Fatalf("version byte %d, want 8", snap[len(snapshotMagic)])
+	if snap[len(snapshotMagic)] != 9 {
+		t.Fatalf("version byte %d, want 9", snap[len(snapshotMagic)])
 	}
 	inner := orig
 	if e, ok := inner.(*Exploring); ok {
 		inner = e.inner
 	}
 	inc := inner.(*Factored).health.(*HealthLayer).inc
-	// The snapshot ends with where the outage began, the fleet's last execution and the
-	// one-byte mode flag.
+	// The snapshot ends with where the outage began, the fleet's last execution, the fleet's
+	// pace (not kept, an empty log, no changes, none seen, no hypotheses) and the one-byte mode
+	// flag.
+	pace := binenc.NewWriter(nil)
+	pace.Bool(false)
+	pace.Uvarint(0)
+	pace.Int(0)
+	pace.Int(0)
+	pace.Bool(false)
+	pace.Uvarint(0)
+	flag := len(snap) - 1
+	if !bytes.Equal(snap[flag-len(pace.Bytes()):flag], pace.Bytes()) {
+		t.Fatalf("the snapshot's pace block is % x, want % x", snap[flag-len(pace.Bytes()):flag], pace.Bytes())
+	}
+	v8 := append(bytes.Clone(snap[:flag-len(pace.Bytes())]), snap[flag])
+	v8[len(snapshotMagic)] = 8
 	tail := binenc.NewWriter(nil)
 	tail.Int(inc.openedAfter)
 	tail.Int(inc.memberOK)
-	cut := len(snap) - len(tail.Bytes()) - 1
-	without := bytes.Clone(snap)
+	cut := len(v8) - len(tail.Bytes()) - 1
+	without := bytes.Clone(v8)
 	without[len(snapshotMagic)] = 7
 	opened := binenc.NewWriter(nil)
 	opened.Int(inc.nextProbe - spec.Reliability.IncidentProbe)
@@ -254,11 +277,11 @@ func TestRestoreBothVersion7Layouts(t *testing.T) {
 		return p
 	}
 	want := play(restore(snap), newStepSource(99, 40, 8), 300, 700)
-	for name, data := range map[string][]byte{"version 7 without the opening step": without, "version 7 with it": with} {
+	for name, data := range map[string][]byte{"version 8": v8, "version 7 without the opening step": without, "version 7 with it": with} {
 		got := play(restore(data), newStepSource(99, 40, 8), 300, 700)
 		for i := range want {
 			if got[i] != want[i] {
-				t.Fatalf("%s: decision %d is %d, the version-8 snapshot's %d", name, i, got[i], want[i])
+				t.Fatalf("%s: decision %d is %d, the version-9 snapshot's %d", name, i, got[i], want[i])
 			}
 		}
 	}
