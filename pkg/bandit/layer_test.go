@@ -1184,3 +1184,34 @@ func TestHealthLayerProviderLearnedByHand(t *testing.T) {
 		t.Fatal("provider_learned without sibling_strength must be refused")
 	}
 }
+
+// TestHealthLayerBoundariesByHand pins the layer's boundaries where an off-by-one would pass the
+// other tests: pool_evidence (a tool feeds p̄ while its evidence is below it, not at it), the
+// half-life of incident membership (less than H steps), the incidents' evidence window (within
+// D steps of the resolution, D included, or any time while no incident is open) and the decay
+// table's edge (the same 2^(−g/H) on both sides of it).
+func TestHealthLayerBoundariesByHand(t *testing.T) {
+	l := NewHealthLayer(HealthConfig{PriorStrength: 1, PoolInit: 1, PoolRate: 0.5, PoolEvidence: 2}, nil)
+	l.Update(1, 0, true)  // evidence 0 < 2: p̄ ← 1 + 0.5·(1 − 1) = 1
+	l.Update(1, 1, false) // evidence 1 < 2: p̄ ← 1 + 0.5·(0 − 1) = 0.5
+	l.Update(1, 2, false) // evidence 2, not below 2: p̄ stays 0.5
+	near(t, "p̄ after a tool reached pool_evidence", l.Pool(), 0.5)
+	l.Update(2, 3, false) // a fresh tool: p̄ ← 0.5 + 0.5·(0 − 0.5) = 0.25
+	near(t, "p̄ fed by a fresh tool", l.Pool(), 0.25)
+
+	h := NewHealthLayer(HealthConfig{HalfLife: 100, PriorStrength: 1, PoolInit: 1, IncidentProbe: 10, IncidentEvidenceWindow: true}, nil)
+	if !h.withinHalfLife(0, 99) || h.withinHalfLife(0, 100) {
+		t.Fatal("within a half-life: 99 steps yes, 100 steps no")
+	}
+	h.inc.resolved, h.inc.open = 100, true
+	if !h.inEvidenceWindow(110) || h.inEvidenceWindow(111) {
+		t.Fatal("evidence window: D = 10 steps after the resolution yes, 11 no")
+	}
+	h.inc.open = false
+	if !h.inEvidenceWindow(5000) {
+		t.Fatal("evidence window: any time while no incident is open")
+	}
+	for _, g := range []int{decayTableLen - 1, decayTableLen, decayTableLen + 1} {
+		near(t, "decay at the table's edge", h.decay(0, g), math.Exp2(-float64(g)/100))
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rated-dev/rated/pkg/bandit"
+	"github.com/rated-dev/rated/pkg/metrics"
 )
 
 // planValue is a plan's expected successes less λ per attempt, written out from its definition:
@@ -165,5 +166,60 @@ func checkPlan(t *testing.T, trial int, kind string, plan []int, step *bandit.St
 			t.Fatalf("trial %d, %s: plan %v repeats or includes an excluded candidate (%v)", trial, kind, plan, step.Excluded)
 		}
 		seen[i] = true
+	}
+}
+
+// TestSummarizeByHand: two seeds of one (scenario, policy) and three of another, their means,
+// their 95% intervals by Student's t (t₀.₉₇₅ with 1 degree of freedom 12.7062, with 2 4.3027),
+// the adaptation steps over the recovered runs only, and the seed-averaged curve point by point
+// (the t quantiles and intervals as scipy.stats.t.ppf gives them).
+func TestSummarizeByHand(t *testing.T) {
+	g := GridSpec{Scenarios: []Scenario{{Name: "s", FailureRate: 0.2}}, Seeds: []uint64{1, 2}}
+	rec := func(steps int) metrics.Adaptation { return metrics.Adaptation{Steps: steps, Recovered: true} }
+	results := []RunResult{
+		{Protocol: "execution", Scenario: "s", Policy: "a", Seed: 1, PostFailSR: 0.40, FSR: 0.02, PreFailSR: 0.5, AttemptsPerStep: 1, SRPerAttempt: 0.40, AS: rec(100), Curve: []float64{0.5, 0.3, 0.4}},
+		{Protocol: "execution", Scenario: "s", Policy: "a", Seed: 2, PostFailSR: 0.44, FSR: 0.04, PreFailSR: 0.5, AttemptsPerStep: 1.1, SRPerAttempt: 0.40, AS: metrics.Adaptation{}, Curve: []float64{0.3, 0.1, 0.2}},
+		{Protocol: "execution", Scenario: "s", Policy: "b", Seed: 1, PostFailSR: 0.30, FSR: 0.10, AS: rec(50), Curve: []float64{1, 1}},
+		{Protocol: "execution", Scenario: "s", Policy: "b", Seed: 2, PostFailSR: 0.36, FSR: 0.10, AS: rec(150), Curve: []float64{0, 0.5}},
+	}
+	rows := Summarize(g, results)
+	if len(rows) != 2 || rows[0].Method != "a" || rows[1].Method != "b" || rows[0].Seeds != 2 || rows[0].FailureRate != 0.2 {
+		t.Fatalf("rows %+v", rows)
+	}
+	a, b := rows[0], rows[1]
+	// a: SR mean 0.42, sd 0.0282843 (√((0.02² + 0.02²)/1)), CI 12.7062·0.0282843/√2 = 0.254124.
+	near(t, "a SR mean", a.PostFailSR.Mean, 0.42)
+	near(t, "a SR CI", a.PostFailSR.CI95, 12.706204736432095*0.02)
+	near(t, "a FSR mean", a.FSR.Mean, 0.03)
+	near(t, "a attempts mean", a.AttemptsPerStep.Mean, 1.05)
+	// One run recovered (100 steps), one never did.
+	if a.AS.FailedRuns != 1 || a.AS.Mean != 100 || a.AS.CI95 != 0 {
+		t.Fatalf("a AS %+v, want mean 100 over the one recovered run, 1 failed", a.AS)
+	}
+	for i, want := range []float64{0.4, 0.2, 0.3} {
+		near(t, "a curve", a.Curve[i], want)
+	}
+	// b: AS over both runs, mean 100, sd 70.7107, CI 12.7062·70.7107/√2 = 635.31.
+	if b.AS.FailedRuns != 0 {
+		t.Fatalf("b AS %+v", b.AS)
+	}
+	near(t, "b AS mean", b.AS.Mean, 100)
+	near(t, "b AS CI", b.AS.CI95, 635.3102368216047)
+	near(t, "b SR CI", b.PostFailSR.CI95, 12.706204736432095*0.03)
+	for i, want := range []float64{0.5, 0.75} {
+		near(t, "b curve", b.Curve[i], want)
+	}
+	// Three seeds: t with 2 degrees of freedom.
+	g.Seeds = []uint64{1, 2, 3}
+	three := Summarize(g, []RunResult{{Scenario: "s", Policy: "c", PostFailSR: 0.1}, {Scenario: "s", Policy: "c", PostFailSR: 0.2}, {Scenario: "s", Policy: "c", PostFailSR: 0.6}})
+	// mean 0.3, sd √((0.04 + 0.01 + 0.09)/2) = 0.264575, CI 4.30265·0.264575/√3 = 0.657241.
+	near(t, "three-seed SR mean", three[0].PostFailSR.Mean, 0.3)
+	near(t, "three-seed SR CI", three[0].PostFailSR.CI95, 0.6572410607646979)
+}
+
+func near(t *testing.T, what string, got, want float64) {
+	t.Helper()
+	if math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {
+		t.Fatalf("%s = %.12g, want %.12g", what, got, want)
 	}
 }
