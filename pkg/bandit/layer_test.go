@@ -1218,3 +1218,41 @@ func TestHealthLayerBoundariesByHand(t *testing.T) {
 		near(t, "decay at the table's edge", h.decay(0, g), math.Exp2(-float64(g)/100))
 	}
 }
+
+// TestFactoredLookAheadByHand: three candidates, calibrated relevance 0.9, 0.6 and 0.5, tool 0
+// with r̂ = 0.5 (one failure, m = 1 at p̄ = 1: (0 + 1)/(0 + 1 + 1)), the others 1; expected
+// fusion, so r̂·P is 0.45, 0.6 and 0.5. With a fallback to follow (Remaining 2) each is worth
+// r̂ᵢPᵢ + (1 − r̂ᵢ)(Vᵢ − λ), Vᵢ the best of the others: at λ = 0.1 tool 0 is worth
+// 0.45 + 0.5·(0.6 − 0.1) = 0.70 and goes first (tools 1 and 2 never fail: 0.6 and 0.5); at
+// λ = 0.45, 0.45 + 0.5·0.15 = 0.525, under tool 1's 0.6. With no attempt left (Remaining 1) the
+// look-ahead is off: 0.45, 0.6, 0.5, tool 1.
+func TestFactoredLookAheadByHand(t *testing.T) {
+	for _, c := range []struct {
+		lambda    float64
+		remaining int
+		want      []float64
+		choose    int
+	}{
+		{0.1, 2, []float64{0.70, 0.6, 0.5}, 0},
+		{0.45, 2, []float64{0.525, 0.6, 0.5}, 1},
+		{0.1, 1, []float64{0.45, 0.6, 0.5}, 1},
+	} {
+		layer := HealthConfig{PriorStrength: 1, PoolInit: 1}
+		p, err := New(Spec{Name: "f", Kind: "factored", Attempts: 2, Relevance: &RelevanceSpec{Model: "calibrated"},
+			Reliability: &layer, Fusion: &FusionConfig{Kind: FusionExpected, AttemptCost: c.lambda}}, Env{NumTools: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &Step{Candidates: []Candidate{{Tool: 0, Relevance: 0.9}, {Tool: 1, Relevance: 0.6}, {Tool: 2, Relevance: 0.5}}}
+		p.Observe(s, 0, Feedback{Executed: false})
+		s.T, s.Remaining = 1, c.remaining
+		out := make([]float64, 3)
+		p.(*Factored).Scores(s, out)
+		for i, w := range c.want {
+			near(t, "look-ahead score", out[i], w)
+		}
+		if got := p.Choose(s); got != c.choose {
+			t.Fatalf("λ %v, remaining %d: chose %d, want %d", c.lambda, c.remaining, got, c.choose)
+		}
+	}
+}
