@@ -26,7 +26,8 @@ const (
 	EventPersistent = "persistent"
 	// EventTransient: selected tools fail from Start until End, then recover.
 	EventTransient = "transient"
-	// EventFlapping: selected tools alternate Period steps down, Period steps up, from Start.
+	// EventFlapping: selected tools alternate Period steps down, Period steps up, from Start
+	// until End (0: to the end of the run), and are up from End on.
 	EventFlapping = "flapping"
 	// EventFlaky: from Start, each call of a selected tool succeeds with probability SuccessProb.
 	EventFlaky = "flaky"
@@ -100,6 +101,9 @@ func (s Scenario) Validate(key string, steps int) error {
 		case EventFlapping:
 			if e.Period <= 0 {
 				return fmt.Errorf("%s.period = %d: must be > 0", ek, e.Period)
+			}
+			if e.End != 0 && e.End <= e.Start {
+				return fmt.Errorf("%s.end = %d: flapping must end after its start %d (0: never)", ek, e.End, e.Start)
 			}
 		case EventFlaky:
 			if e.SuccessProb < 0 || e.SuccessProb > 1 {

@@ -75,7 +75,7 @@ func (s *Schedule) Executes(tool, t int) bool {
 				return false
 			}
 		case EventFlapping:
-			if ((t-r.start)/r.period)%2 == 0 {
+			if (r.end == 0 || t < r.end) && ((t-r.start)/r.period)%2 == 0 {
 				return false
 			}
 		case EventFlaky:
@@ -104,7 +104,7 @@ func (s *Schedule) Chance(tool, t int) (p float64, outageSince int) {
 				return 0, r.start
 			}
 		case EventFlapping:
-			if phase := (t - r.start) / r.period; phase%2 == 0 {
+			if phase := (t - r.start) / r.period; phase%2 == 0 && (r.end == 0 || t < r.end) {
 				return 0, r.start + phase*r.period
 			}
 		case EventFlaky:

@@ -108,6 +108,17 @@ func TestScheduleKinds(t *testing.T) {
 			t.Errorf("flapping at %d: got %v want %v", step, !up, up)
 		}
 	}
+	// Flapping that ends: down 10–12, up 13–15, down 16–18, and up from 19 on for good (19 would
+	// begin a down-phase), with Chance agreeing.
+	fe := one(EventFlapping, Event{Start: 10, Period: 3, End: 19})
+	for step, up := range map[int]bool{9: true, 10: false, 13: true, 16: false, 18: false, 19: true, 22: true, 25: true, 1000: true} {
+		if fe.Executes(0, step) != up {
+			t.Errorf("flapping that ends at 19, step %d: got %v want %v", step, !up, up)
+		}
+		if p, _ := fe.Chance(0, step); (p == 1) != up {
+			t.Errorf("flapping that ends at 19, step %d: Chance %v", step, p)
+		}
+	}
 	fk := one(EventFlaky, Event{Start: 0, SuccessProb: 0.3})
 	ok := 0
 	for step := 0; step < 20000; step++ {
@@ -160,6 +171,7 @@ func TestScenarioValidation(t *testing.T) {
 		{func(s *Scenario) { s.Theta = 0 }, "scenarios[0].theta"},
 		{func(s *Scenario) { s.Events[0].Start = 100 }, "start = 100"},
 		{func(s *Scenario) { s.Events[0].Kind = EventTransient; s.Events[0].End = 5 }, "must end after"},
+		{func(s *Scenario) { s.Events[0].Kind, s.Events[0].Period, s.Events[0].End = EventFlapping, 3, 10 }, "flapping must end after its start 10"},
 	}
 	for _, c := range cases {
 		s := base()
