@@ -34,6 +34,9 @@ type fleetPhase struct {
 	seen   int
 	lastUp bool
 	kept   bool
+	// lastDown is the step of the latest observation of the fleet down (−1 before any, 0 in a
+	// zero value, which no step before it tells apart).
+	lastDown int
 }
 
 // phaseObs is one observation of the fleet.
@@ -72,6 +75,9 @@ const (
 // observe records that the fleet was up (or down) at step t; maxHalf is the largest half-period
 // considered.
 func (f *fleetPhase) observe(t int, up bool, maxHalf int) {
+	if !up {
+		f.lastDown = t
+	}
 	if f.kept {
 		kept := f.alive[:0]
 		for _, a := range f.alive {
@@ -181,31 +187,32 @@ func (f *fleetPhase) workOut(upTo int, restarts bool) {
 }
 
 // predict returns phaseUp or phaseDown when the space can predict and every hypothesis left
-// agrees on the fleet's state at t, else phaseUnknown.
-func (f *fleetPhase) predict(t, maxHalf int) int {
+// agrees on the fleet's state at t, else phaseUnknown; and since, the latest step at which the
+// predicted phase can have begun under them.
+func (f *fleetPhase) predict(t, maxHalf int) (state, since int) {
 	if !f.canPredict(maxHalf) {
-		return phaseUnknown
+		return phaseUnknown, 0
 	}
-	agreed := phaseUnknown
 	for _, a := range f.alive {
 		n := 2 * a.half
-		// (t − φ) mod 2P over the arc's phases is the arc starting at (t − start − length + 1).
+		// (t − φ) mod 2P over the arc's phases is the arc starting at (t − start − length + 1):
+		// how far into its 2P cycle the fleet is, in [0, P) down, in [P, 2P) up.
 		u := mod(t-a.start-a.length+1, n)
-		var s int
+		var s, began int
 		switch {
 		case u+a.length <= a.half:
-			s = phaseDown
+			s, began = phaseDown, t-u
 		case u >= a.half && u+a.length <= n:
-			s = phaseUp
+			s, began = phaseUp, t-(u-a.half)
 		default:
-			return phaseUnknown
+			return phaseUnknown, 0
 		}
-		if agreed != phaseUnknown && s != agreed {
-			return phaseUnknown
+		if state != phaseUnknown && s != state {
+			return phaseUnknown, 0
 		}
-		agreed = s
+		state, since = s, max(since, began)
 	}
-	return agreed
+	return state, since
 }
 
 // observedArc is the arc of phases, for half-period p, under which the fleet is in the observed

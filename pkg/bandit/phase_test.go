@@ -72,8 +72,8 @@ func TestFleetPhaseLearnsAPace(t *testing.T) {
 	for step := 7; step <= 12; step++ {
 		f.observe(step, !downAt(step, 7, 3), maxHalf)
 	}
-	if f.changes != 1 || len(f.log) != 6 || f.kept || f.predict(13, maxHalf) != phaseUnknown {
-		t.Fatalf("after six observations: %d changes, %d logged, kept %v, prediction %d; want 1, 6, false and none", f.changes, len(f.log), f.kept, f.predict(13, maxHalf))
+	if f.changes != 1 || len(f.log) != 6 || f.kept || f.predictState(13, maxHalf) != phaseUnknown {
+		t.Fatalf("after six observations: %d changes, %d logged, kept %v, prediction %d; want 1, 6, false and none", f.changes, len(f.log), f.kept, f.predictState(13, maxHalf))
 	}
 	probe := f
 	probe.log = append([]phaseObs(nil), f.log...)
@@ -89,7 +89,7 @@ func TestFleetPhaseLearnsAPace(t *testing.T) {
 		t.Fatal("half-period 1 explains steps 7–12, which do not flip every step")
 	}
 	for step := 13; step < 200; step++ {
-		got := f.predict(step, maxHalf)
+		got := f.predictState(step, maxHalf)
 		want := phaseUp
 		if downAt(step, 7, 3) {
 			want = phaseDown
@@ -97,17 +97,21 @@ func TestFleetPhaseLearnsAPace(t *testing.T) {
 		if step >= 20 && got != want || step < 20 && got != phaseUnknown {
 			t.Fatalf("step %d: prediction %d, want %d", step, got, want)
 		}
+		// The phase began at the last multiple of 3 steps from 7: 7, 10, 13, …
+		if _, since := f.predict(step, maxHalf); step >= 20 && since != step-(step-7)%3 {
+			t.Fatalf("step %d: the phase began at %d, want %d", step, since, step-(step-7)%3)
+		}
 		f.observe(step, want == phaseUp, maxHalf)
 	}
 	// Far ahead, with no more observations: step 1000 is up ((1000 − 7)/3 = 331, odd).
-	if got := f.predict(1000, maxHalf); got != phaseUp || downAt(1000, 7, 3) {
+	if got := f.predictState(1000, maxHalf); got != phaseUp || downAt(1000, 7, 3) {
 		t.Fatalf("step 1000: prediction %d, want up (%d)", got, phaseUp)
 	}
 	// One observation the schedule does not explain (the fleet down in an up-phase, a tool
 	// failing for its own reason) cuts the log back and silences the space until it is learned
 	// again.
 	f.observe(202, false, maxHalf) // (202 − 7)/3 = 65: an up-phase
-	if got := f.predict(203, maxHalf); got != phaseUnknown || f.kept || len(f.log) != 1 {
+	if got := f.predictState(203, maxHalf); got != phaseUnknown || f.kept || len(f.log) != 1 {
 		t.Fatalf("after a contradiction: prediction %d, kept %v, log %d; want none, a log of that observation", got, f.kept, len(f.log))
 	}
 }
@@ -121,7 +125,7 @@ func TestFleetPhaseStaysSilentWhenNotPeriodic(t *testing.T) {
 	var f fleetPhase
 	for step := 0; step < 400; step++ {
 		f.observe(step, step >= 40, maxHalf)
-		if p := f.predict(step+1, maxHalf); p != phaseUnknown {
+		if p := f.predictState(step+1, maxHalf); p != phaseUnknown {
 			t.Fatalf("transient outage, step %d: prediction %d", step, p)
 		}
 	}
@@ -132,7 +136,7 @@ func TestFleetPhaseStaysSilentWhenNotPeriodic(t *testing.T) {
 		x ^= x >> 17
 		x ^= x << 5
 		g.observe(step, x%10 < 3, maxHalf) // up 30% of the time, as a flaky tool
-		if p := g.predict(step+1, maxHalf); p != phaseUnknown {
+		if p := g.predictState(step+1, maxHalf); p != phaseUnknown {
 			t.Fatalf("flaky fleet, step %d: prediction %d (%d hypotheses, %d changes, %d seen)", step, p, len(g.alive), g.changes, g.seen)
 		}
 	}
@@ -140,53 +144,66 @@ func TestFleetPhaseStaysSilentWhenNotPeriodic(t *testing.T) {
 
 // TestHealthLayerIncidentPhaseByHand: two tools flap together with half-period 20 from step 100
 // (down 100–119, up 120–139, …); tool 0 is called at every step the layer does not mask, tool 1
-// never. Without incident_phase the layer only learns outages from failures and probes; with it
-// (half-periods up to 40: 1,640 pairs, 11 + 6 = 17 observations), once the fleet has flapped
-// twice, tool 0 is masked exactly in the down-phases and offered in the up-phases, and tool 1,
-// never called, is not the fleet's (it has not failed) and keeps its own estimate.
+// never. With incident_phase (half-periods up to 40: 1,640 pairs, 11 + 6 = 17 observations) and
+// D = 10, once the fleet has flapped twice, tool 0 is offered at the first step of each
+// down-phase (not seen down within D steps nor in this phase: a probe, which fails) and masked
+// for the rest of it, and offered in every up-phase step; tool 1, never called, is not the
+// fleet's (it has not failed) and keeps its own estimate. Without the option the layer fails
+// more often in the down-phases. When the flapping stops (a second run, up for good from step
+// 600), the next down-phase's probe finds the fleet up and the tool is never masked again.
 func TestHealthLayerIncidentPhaseByHand(t *testing.T) {
 	cfg := HealthConfig{PriorStrength: 1, PoolInit: 1, ResetOnFailure: true, MaskBase: 10, IncidentProbe: 10, IncidentPhase: 40}
-	l := NewHealthLayer(cfg, nil)
-	failedFrom := -1
-	for step := 0; step < 1000; step++ {
-		down := step >= 100 && downAt(step, 100, 20)
-		r, masked := l.Estimate(0, step)
-		if step >= 400 {
-			// Learned by then: two full flaps and many observations.
-			if masked != down {
-				t.Fatalf("step %d: masked %v, the fleet is down %v", step, masked, down)
-			}
-			if !down && r <= 0 {
-				t.Fatalf("step %d: estimate %v in an up-phase", step, r)
-			}
-			if down && failedFrom < 0 {
-				failedFrom = step
+	run := func(cfg HealthConfig, stops int, check func(step int, down, masked bool, r float64)) *HealthLayer {
+		l := NewHealthLayer(cfg, nil)
+		for step := 0; step < 1000; step++ {
+			down := step >= 100 && step < stops && downAt(step, 100, 20)
+			r, masked := l.Estimate(0, step)
+			check(step, down, masked, r)
+			if !masked {
+				l.Update(0, step, !down)
 			}
 		}
-		if !masked {
-			l.Update(0, step, !down)
-		}
+		return l
 	}
+	failures := func(cfg HealthConfig) int {
+		n := 0
+		run(cfg, 1000, func(step int, down, masked bool, _ float64) {
+			if step >= 400 && down && !masked {
+				n++
+			}
+		})
+		return n
+	}
+	l := run(cfg, 1000, func(step int, down, masked bool, r float64) {
+		if step < 400 { // learned by then: two full flaps and many observations
+			return
+		}
+		phaseStart := (step-100)%40 == 0
+		if masked != (down && !phaseStart) {
+			t.Fatalf("step %d: masked %v; the fleet is down %v, a down-phase's first step %v", step, masked, down, phaseStart)
+		}
+		if !masked && r <= 0 {
+			t.Fatalf("step %d: estimate %v where the tool is offered", step, r)
+		}
+	})
 	if r, masked := l.Estimate(1, 1000); masked || r != 1 {
 		t.Fatalf("tool 1, never called: estimate %v masked %v, want the pooled 1 unmasked", r, masked)
 	}
-	// The same run without the option: some down-phase step after 400 is not masked (the layer
-	// calls tool 0 and it fails).
-	cfg.IncidentPhase = 0
-	l = NewHealthLayer(cfg, nil)
-	failures := 0
-	for step := 0; step < 1000; step++ {
-		down := step >= 100 && downAt(step, 100, 20)
-		if _, masked := l.Estimate(0, step); !masked {
-			l.Update(0, step, !down)
-			if down && step >= 400 {
-				failures++
-			}
+	// One failed call per down-phase from step 400 (15 phases: 420, 460, …, 980) against more
+	// without the option.
+	with, cfgOff := failures(cfg), cfg
+	cfgOff.IncidentPhase = 0
+	without := failures(cfgOff)
+	if with != 15 || without <= with {
+		t.Fatalf("failed calls in down-phases after step 400: %d with incident_phase (want 15), %d without", with, without)
+	}
+	// The flapping stops at 600 (a down-phase would have begun at 620): the probe at 620 finds
+	// the fleet up, and from then on the tool is never masked.
+	run(cfg, 600, func(step int, down, masked bool, _ float64) {
+		if step >= 620 && masked {
+			t.Fatalf("step %d: masked after the flapping stopped at 600", step)
 		}
-	}
-	if failures == 0 {
-		t.Fatal("without incident_phase the layer met no down-phase after step 400: the case shows nothing")
-	}
+	})
 }
 
 // BenchmarkFleetPhase times the fleet's pace model with every half-period up to N = 1,000 (the
@@ -216,7 +233,7 @@ func BenchmarkFleetPhase(b *testing.B) {
 	b.Run("predict-1000-agreeing", func(b *testing.B) {
 		f := standing()
 		for b.Loop() {
-			if f.predict(1000, n) != phaseDown {
+			if f.predictState(1000, n) != phaseDown {
 				b.Fatal("the hypotheses do not agree")
 			}
 		}
@@ -273,7 +290,7 @@ func (e *eagerPhase) predict(t, maxHalf int) int {
 	agreed := phaseUnknown
 	for _, a := range e.alive {
 		f := fleetPhase{kept: true, alive: []phaseArc{a}, changes: phaseMinChanges, seen: phaseMinSeen(maxHalf)}
-		s := f.predict(t, maxHalf)
+		s := f.predictState(t, maxHalf)
 		if s == phaseUnknown || agreed != phaseUnknown && s != agreed {
 			return phaseUnknown
 		}
@@ -327,10 +344,16 @@ func TestFleetPhaseMatchesItsDefinition(t *testing.T) {
 				t.Fatalf("trial %d: %d observations logged, past phaseLogMax", trial, len(f.log))
 			}
 			for _, ahead := range []int{1, 7, 50} {
-				if got, want := f.predict(step+ahead, maxHalf), e.predict(step+ahead, maxHalf); got != want {
+				if got, want := f.predictState(step+ahead, maxHalf), e.predict(step+ahead, maxHalf); got != want {
 					t.Fatalf("trial %d (kind %d, N %d, half %d): after step %d, prediction at +%d is %d, the definition's %d", trial, kind, maxHalf, half, step, ahead, got, want)
 				}
 			}
 		}
 	}
+}
+
+// predictState is predict's state alone.
+func (f *fleetPhase) predictState(t, maxHalf int) int {
+	s, _ := f.predict(t, maxHalf)
+	return s
 }

@@ -160,9 +160,11 @@ type HealthConfig struct {
 	// IncidentPhase N (steps) learns the fleet's pace: a version space of strictly periodic
 	// outages (half-periods 1 to N steps, every phase) kept consistent with every failure and
 	// every execution of the fleet's tools. Once the fleet has flapped twice and every
-	// hypothesis left agrees, its tools are masked in the predicted down-phases and brought back
-	// in the predicted up-phases, at any pace; outages that are not periodic leave no
-	// hypothesis standing and change nothing. Needs incident_probe.
+	// hypothesis left agrees, its tools are masked in the predicted down-phases (once the fleet
+	// has been seen down in the phase or within the last D = incident_probe steps; before that
+	// they are offered as a probe, so that flapping that stops is noticed) and brought back in the predicted
+	// up-phases, at any pace; outages that are not periodic leave no hypothesis standing and
+	// change nothing. Needs incident_probe.
 	IncidentPhase int `yaml:"incident_phase,omitempty" json:"incident_phase,omitempty"`
 }
 
@@ -663,9 +665,18 @@ func (l *HealthLayer) incidentEstimate(th *toolHealth, prior float64, t int) (r 
 	if l.cfg.IncidentPhase > 0 && (down >= 0 || l.incMemberAt(th, t)) {
 		// The fleet's pace, once learned, decides for its tools: a down-phase masks them
 		// (members up at their last call included), an up-phase brings them back.
-		switch l.phase.predict(t, l.cfg.IncidentPhase) {
+		switch state, since := l.phase.predict(t, l.cfg.IncidentPhase); state {
 		case phaseDown:
-			return 0, true, true
+			// Masked once the fleet has been seen down in this down-phase or within the
+			// incidents' probe interval D; else offered as a probe, so that a fleet that has
+			// stopped flapping is found up (which unlearns the pace) instead of being masked
+			// for good in down-phases it no longer has. A fleet that still flaps pays one
+			// failed call per down-phase at most, and none while its failures come oftener
+			// than every D steps.
+			if l.phase.lastDown >= since || t-l.phase.lastDown <= l.cfg.IncidentProbe {
+				return 0, true, true
+			}
+			return l.beforeOutage(th, prior, t), false, true
 		case phaseUp:
 			if down >= 0 {
 				return l.beforeOutage(th, prior, t), false, true

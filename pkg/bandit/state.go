@@ -485,6 +485,7 @@ func writeHealth(w *binenc.Writer, l *HealthLayer) {
 	w.Int(ph.changes)
 	w.Int(ph.seen)
 	w.Bool(ph.lastUp)
+	w.Int(ph.lastDown)
 	w.Uvarint(uint64(len(ph.alive)))
 	for _, a := range ph.alive {
 		w.Int(a.half)
@@ -597,7 +598,7 @@ func readPhase(r *binenc.Reader, ph *fleetPhase) {
 			changes++
 		}
 	}
-	ph.changes, ph.seen, ph.lastUp = r.Int(), r.Int(), r.Bool()
+	ph.changes, ph.seen, ph.lastUp, ph.lastDown = r.Int(), r.Int(), r.Bool(), r.Int()
 	if r.Err() == nil && (len(ph.log) > phaseLogMax || ph.changes < 0 || ph.seen < 0 || (ph.kept && len(ph.log) > 0) || (!ph.kept && (ph.changes != changes || changes >= 2))) {
 		r.Fail(fmt.Errorf("reliability layer: fleet pace (kept %v, %d logged, %d changes, %d seen)", ph.kept, len(ph.log), ph.changes, ph.seen))
 		return

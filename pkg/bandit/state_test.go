@@ -241,7 +241,7 @@ func TestRestoreOlderLayouts(t *testing.T) {
 	}
 	inc := inner.(*Factored).health.(*HealthLayer).inc
 	// The snapshot ends with where the outage began, the fleet's last execution, the fleet's
-	// pace (not kept, an empty log, no changes, none seen, no hypotheses) and the one-byte mode
+	// pace (not kept, an empty log, no changes, none seen, never down, no hypotheses) and the one-byte mode
 	// flag.
 	pace := binenc.NewWriter(nil)
 	pace.Bool(false)
@@ -249,6 +249,7 @@ func TestRestoreOlderLayouts(t *testing.T) {
 	pace.Int(0)
 	pace.Int(0)
 	pace.Bool(false)
+	pace.Int(0)
 	pace.Uvarint(0)
 	flag := len(snap) - 1
 	if !bytes.Equal(snap[flag-len(pace.Bytes()):flag], pace.Bytes()) {
