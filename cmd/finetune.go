@@ -271,10 +271,7 @@ func checkFinetuneSplits(b *bench.Bench, dir, trainSplit, valSplit string) error
 // gzip-compressed as the release stores them): the fine-tuning data the paper uses.
 func buildBenchSynDir(dir string) (string, bool) {
 	syn := filepath.Join(dir, "syn")
-	hasCorpus := func(d string) bool {
-		return fileExists(filepath.Join(d, "corpus.jsonl")) || fileExists(filepath.Join(d, "corpus.jsonl.gz"))
-	}
-	if hasCorpus(dir) || !hasCorpus(syn) {
+	if bench.FileExists(filepath.Join(dir, "corpus.jsonl")) || !bench.FileExists(filepath.Join(syn, "corpus.jsonl")) {
 		return "", false
 	}
 	return syn, true

@@ -34,8 +34,7 @@ type fleetPhase struct {
 	seen   int
 	lastUp bool
 	kept   bool
-	// lastDown is the step of the latest observation of the fleet down (−1 before any, 0 in a
-	// zero value, which no step before it tells apart).
+	// lastDown is the step of the latest observation of the fleet down (0 before any).
 	lastDown int
 }
 

@@ -160,11 +160,11 @@ type HealthConfig struct {
 	// IncidentPhase N (steps) learns the fleet's pace: a version space of strictly periodic
 	// outages (half-periods 1 to N steps, every phase) kept consistent with every failure and
 	// every execution of the fleet's tools. Once the fleet has flapped twice and every
-	// hypothesis left agrees, its tools are masked in the predicted down-phases (once the fleet
-	// has been seen down in the phase or within the last D = incident_probe steps; before that
-	// they are offered as a probe, so that flapping that stops is noticed) and brought back in the predicted
-	// up-phases, at any pace; outages that are not periodic leave no hypothesis standing and
-	// change nothing. Needs incident_probe.
+	// hypothesis left agrees, its tools are masked in the predicted down-phases (once the
+	// fleet has been seen down in the phase or within the last D = incident_probe steps; before
+	// that they are offered as a probe, so that flapping that stops is noticed) and brought back
+	// in the predicted up-phases, at any pace; outages that are not periodic leave no
+	// hypothesis standing and change nothing. Needs incident_probe.
 	IncidentPhase int `yaml:"incident_phase,omitempty" json:"incident_phase,omitempty"`
 }
 
@@ -479,9 +479,9 @@ func (l *HealthLayer) Update(tool, t int, executed bool) {
 	}
 	incidentCall := false
 	if l.cfg.IncidentProbe > 0 {
-		if l.cfg.IncidentPhase > 0 && (!executed || l.incidentDownAt(th) >= 0 || l.incMemberAt(th, t)) {
-			// Any failure, and an execution of a tool down or of the fleet's incidents: what
-			// the fleet's pace must explain.
+		if l.cfg.IncidentPhase > 0 && (!executed || l.ofFleet(th, l.incidentDownAt(th), t)) {
+			// Any failure, and an execution of one of the fleet's tools: what the fleet's pace
+			// must explain.
 			l.phase.observe(t, executed, l.cfg.IncidentPhase)
 		}
 		incidentCall = l.incidentUpdate(th, t, executed)
@@ -591,6 +591,12 @@ func (l *HealthLayer) incidentDownAt(th *toolHealth) int {
 	return -1
 }
 
+// ofFleet reports whether th is one of the fleet's tools at t, for its pace (incident_phase):
+// down (since step down, from incidentDownAt; −1: up) or a member of its incidents.
+func (l *HealthLayer) ofFleet(th *toolHealth, down, t int) bool {
+	return down >= 0 || l.incMemberAt(th, t)
+}
+
 // incMemberAt reports whether th, up at its last call, belongs to the fleet's incidents at t:
 // it came back from an outage less than a half-life before t.
 func (l *HealthLayer) incMemberAt(th *toolHealth, t int) bool {
@@ -662,7 +668,7 @@ func (l *HealthLayer) incidentCorrelation(t int) float64 {
 // check would); ok false leaves th to the usual estimate.
 func (l *HealthLayer) incidentEstimate(th *toolHealth, prior float64, t int) (r float64, masked, ok bool) {
 	down := l.incidentDownAt(th)
-	if l.cfg.IncidentPhase > 0 && (down >= 0 || l.incMemberAt(th, t)) {
+	if l.cfg.IncidentPhase > 0 && l.ofFleet(th, down, t) {
 		// The fleet's pace, once learned, decides for its tools: a down-phase masks them
 		// (members up at their last call included), an up-phase brings them back.
 		switch state, since := l.phase.predict(t, l.cfg.IncidentPhase); state {

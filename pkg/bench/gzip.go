@@ -26,6 +26,16 @@ func openFS(fsys fs.FS, name string) (io.ReadCloser, error) {
 	return newGzipReadCloser(gz, name+".gz")
 }
 
+// FileExists reports whether path, or path.gz, exists: what OpenFile would open.
+func FileExists(path string) bool {
+	for _, p := range []string{path, path + ".gz"} {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // OpenFile opens path, or path.gz decompressed when path is absent (os.ErrNotExist when neither
 // exists).
 func OpenFile(path string) (io.ReadCloser, error) {

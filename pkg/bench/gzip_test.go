@@ -83,3 +83,18 @@ func TestReadGzipCompressed(t *testing.T) {
 		t.Fatalf("corrupt gzip: %v", err)
 	}
 }
+
+// TestFileExists: a file found plain or as name.gz, and neither.
+func TestFileExists(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"plain.jsonl", "packed.jsonl.gz"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]bool{"plain.jsonl": true, "packed.jsonl": true, "packed.jsonl.gz": true, "missing.jsonl": false} {
+		if got := FileExists(filepath.Join(dir, name)); got != want {
+			t.Errorf("FileExists(%s) = %v, want %v", name, got, want)
+		}
+	}
+}

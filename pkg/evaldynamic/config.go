@@ -150,18 +150,19 @@ func readFiles(v *viper.Viper, files []string) error {
 // repository; a file on disk always wins.
 func readConfigFile(f string) ([]byte, error) {
 	data, err := os.ReadFile(f)
-	if err == nil || !errors.Is(err, fs.ErrNotExist) {
-		if err != nil {
-			return nil, fmt.Errorf("config %s: %w", f, err)
-		}
+	switch {
+	case err == nil:
 		return data, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("config %s: %w", f, err)
 	}
 	if name, ok := embeddedConfigName(f); ok {
-		if data, eerr := configs.Files.ReadFile(name); eerr == nil {
+		if data, err := configs.Files.ReadFile(name); err == nil {
 			return data, nil
 		}
 	}
-	return nil, fmt.Errorf("config %s: no such file, and not one of the configs embedded in the binary (configs/*.yaml: %s)", f, strings.Join(EmbeddedConfigs(), ", "))
+	shipped, _ := fs.Glob(configs.Files, "*.yaml")
+	return nil, fmt.Errorf("config %s: no such file, and not one of the configs embedded in the binary (configs/*.yaml: %s)", f, strings.Join(shipped, ", "))
 }
 
 // embeddedConfigName is the name in configs.Files that the path f may mean: its base name when
@@ -173,13 +174,6 @@ func embeddedConfigName(f string) (string, bool) {
 		return "", false
 	}
 	return base, true
-}
-
-// EmbeddedConfigs lists the shipped YAML configs of eval dynamic embedded in the binary, by
-// file name (paper.yaml is the base every run starts from).
-func EmbeddedConfigs() []string {
-	names, _ := fs.Glob(configs.Files, "*.yaml")
-	return names
 }
 
 // PaperConfig returns the embedded configs/paper.yaml alone: no files, environment or flags.

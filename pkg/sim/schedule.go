@@ -75,7 +75,7 @@ func (s *Schedule) Executes(tool, t int) bool {
 				return false
 			}
 		case EventFlapping:
-			if (r.end == 0 || t < r.end) && ((t-r.start)/r.period)%2 == 0 {
+			if _, down := r.flapDownSince(t); down {
 				return false
 			}
 		case EventFlaky:
@@ -104,14 +104,24 @@ func (s *Schedule) Chance(tool, t int) (p float64, outageSince int) {
 				return 0, r.start
 			}
 		case EventFlapping:
-			if phase := (t - r.start) / r.period; phase%2 == 0 && (r.end == 0 || t < r.end) {
-				return 0, r.start + phase*r.period
+			if since, down := r.flapDownSince(t); down {
+				return 0, since
 			}
 		case EventFlaky:
 			p = min(p, r.p) // Executes compares one coin with every rate
 		}
 	}
 	return p, outageSince
+}
+
+// flapDownSince reports whether a flapping rule has its tool down at t (t at or after its start):
+// in a down-phase before its end (0: none), and the step that phase began.
+func (r rule) flapDownSince(t int) (since int, down bool) {
+	phase := (t - r.start) / r.period
+	if phase%2 != 0 || (r.end != 0 && t >= r.end) {
+		return 0, false
+	}
+	return r.start + phase*r.period, true
 }
 
 // uniform maps (seed, a, b) to [0, 1) with the SplitMix64 finaliser.
