@@ -1,11 +1,15 @@
 package serve
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -82,11 +86,87 @@ func toolError(err error) error {
 	return err
 }
 
-// NewMCPHandler serves the MCP server over streamable HTTP (mount it at /mcp).
+// NewMCPHandler serves the MCP server over streamable HTTP (mount it at /mcp). Its refusals of
+// a POSTed message come back as JSON-RPC errors, as over stdio (see jsonRPCRefusals).
 func NewMCPHandler(r *router.Router, version string, maxBody int64) http.Handler {
 	srv := NewMCPServer(r, version)
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: maxBody})
+	return jsonRPCRefusals(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: maxBody}), maxBody)
+}
+
+// JSON-RPC 2.0's error code for a request whose method the server does not have.
+const codeMethodNotFound = -32601
+
+// jsonRPCRefusals rewrites the plain-text error the SDK's handler answers a POSTed JSON body
+// with (malformed JSON, a message that is not JSON-RPC, a method it does not have under protocol
+// versions before 2026-07-28, a body past maxBody bytes) as the JSON-RPC error the specification
+// prescribes, in a JSON body a client can read: -32700 parse error when the body is not JSON,
+// -32601 method not found, else -32600 invalid request; the request's id where it has a usable
+// one; the HTTP status and the SDK's message kept. Every other response passes unchanged.
+func jsonRPCRefusals(next http.Handler, maxBody int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
+		if req.Method != http.MethodPost || mt != "application/json" {
+			next.ServeHTTP(w, req)
+			return
+		}
+		// Read one byte past the limit, so that the SDK still sees an oversized body as one.
+		body, err := io.ReadAll(io.LimitReader(req.Body, maxBody+1))
+		if err != nil {
+			http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		rw := &refusalWriter{ResponseWriter: w}
+		next.ServeHTTP(rw, req)
+		if !rw.refused {
+			return
+		}
+		msg := strings.TrimSpace(rw.text.String())
+		code := codeInvalidRequest
+		switch {
+		case !json.Valid(bytes.TrimSpace(body)) && int64(len(body)) <= maxBody:
+			code = codeParseError
+		case strings.Contains(msg, "JSON RPC not handled"):
+			code = codeMethodNotFound
+		}
+		w.Header().Del("X-Content-Type-Options")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(rw.status)
+		w.Write(errorResponse(requestID(body), code, "request body: "+msg))
+	})
+}
+
+// refusalWriter holds back a plain-text error response (status ≥ 400 with a text/plain body, as
+// http.Error writes) for jsonRPCRefusals to rewrite, and passes every other response through,
+// streaming included.
+type refusalWriter struct {
+	http.ResponseWriter
+	status  int
+	refused bool
+	text    bytes.Buffer
+}
+
+func (r *refusalWriter) WriteHeader(code int) {
+	if code >= 400 && strings.HasPrefix(r.Header().Get("Content-Type"), "text/plain") {
+		r.status, r.refused = code, true
+		return
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *refusalWriter) Write(p []byte) (int, error) {
+	if r.refused {
+		return r.text.Write(p)
+	}
+	return r.ResponseWriter.Write(p)
+}
+
+// Flush lets the SDK's event streams through.
+func (r *refusalWriter) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok && !r.refused {
+		f.Flush()
+	}
 }
 
 // ServeStdio runs the MCP server on newline-delimited JSON-RPC over in and out (standard input

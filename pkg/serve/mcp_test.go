@@ -3,6 +3,8 @@ package serve_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -157,3 +159,76 @@ func bearerClient(token string) *http.Client {
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestMCPHTTPRefusesMalformedMessages posts bodies that are not JSON-RPC messages to /mcp: each
+// must come back as the JSON-RPC error the specification prescribes, in a JSON body a client can
+// read (the SDK alone answers plain text), while a session's unknown method still gets the
+// SDK's own "method not found".
+func TestMCPHTTPRefusesMalformedMessages(t *testing.T) {
+	ts := httptest.NewServer(serve.New(newRouter(t), serve.Options{MCP: true, MaxBodyBytes: 4096}).Handler())
+	t.Cleanup(ts.Close)
+	post := func(body, session string) (*http.Response, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		// A session's replies may come as one server-sent event.
+		if i := strings.Index(string(raw), "data: "); i >= 0 {
+			raw = []byte(strings.SplitN(string(raw[i+6:]), "\n", 2)[0])
+		}
+		var m map[string]any
+		if len(raw) > 0 && resp.Header.Get("Content-Type") != "" && !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
+			if err := json.Unmarshal(raw, &m); err != nil {
+				t.Fatalf("%q: body %q is not JSON: %v", body, raw, err)
+			}
+		}
+		return resp, m
+	}
+	for _, c := range []struct {
+		body   string
+		status int
+		code   float64
+		id     any
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize"`, 400, -32700, nil},
+		{`not json`, 400, -32700, nil},
+		{``, 400, -32700, nil},
+		{`[]`, 400, -32600, nil},
+		{`{"jsonrpc":"2.0","id":7,"method":5}`, 400, -32600, 7.0},
+		{`{"jsonrpc":"1.0","id":"a","method":"ping"}`, 400, -32600, "a"},
+		{`[{"jsonrpc":"2.0","method":"ping","id":1}, 1]`, 400, -32600, nil},
+		{`{"jsonrpc":"2.0","id":8,"method":"ping","params":"` + strings.Repeat("x", 5000) + `"}`, 413, -32600, nil},
+	} {
+		resp, m := post(c.body, "")
+		if resp.StatusCode != c.status || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+			t.Errorf("%.40q: status %d, content type %q; want %d, application/json", c.body, resp.StatusCode, resp.Header.Get("Content-Type"), c.status)
+			continue
+		}
+		e, _ := m["error"].(map[string]any)
+		if m["jsonrpc"] != "2.0" || e == nil || e["code"] != c.code || m["id"] != c.id || !strings.HasPrefix(fmt.Sprint(e["message"]), "request body: ") {
+			t.Errorf("%.40q: response %v, want error code %v with id %v", c.body, m, c.code, c.id)
+		}
+	}
+	// A well-formed session still reaches the SDK: initialize, then an unknown method.
+	resp, m := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, "")
+	session := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || session == "" || m["result"] == nil {
+		t.Fatalf("initialize: status %d, session %q, response %v", resp.StatusCode, session, m)
+	}
+	if resp, _ := post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, session); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("initialized: status %d", resp.StatusCode)
+	}
+	resp, m = post(`{"jsonrpc":"2.0","id":2,"method":"no/such/method"}`, session)
+	if e, _ := m["error"].(map[string]any); e == nil || e["code"] != -32601.0 || m["id"] != 2.0 {
+		t.Errorf("unknown method: response %v, want error -32601 with id 2", m)
+	}
+}
