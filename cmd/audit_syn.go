@@ -135,7 +135,7 @@ func rankSynAudit(c *cobra.Command, items []synth.SynAuditItem, spec, catalogPat
 	if err != nil {
 		return err
 	}
-	ret, err := openBenchRetriever(spec, h, enc, bench.DocsFromTools(tools), progress.New(c.ErrOrStderr(), false, time.Now))
+	ret, err := openBenchRetriever(c.Context(), spec, h, enc, bench.DocsFromTools(tools), progress.New(c.ErrOrStderr(), false, time.Now))
 	if err != nil {
 		return err
 	}

@@ -144,7 +144,7 @@ type benchRetriever struct {
 // a folder path, or openai:URL[#MODEL]); "dense" or "auto" (the first installed encoder, in
 // retrieve.PreferredEncoders order). A missing encoder is an error naming the asset home and
 // `rated setup models`: there is no silent fallback to BM25. Encoding the corpus reports to prog.
-func openBenchRetriever(spec string, h home.Home, flags encodingFlags, docs []bench.Doc, prog synth.Progress) (*benchRetriever, error) {
+func openBenchRetriever(ctx context.Context, spec string, h home.Home, flags encodingFlags, docs []bench.Doc, prog synth.Progress) (*benchRetriever, error) {
 	spec = strings.TrimSpace(spec)
 	lower := strings.ToLower(spec)
 	var model string
@@ -170,7 +170,7 @@ func openBenchRetriever(spec string, h home.Home, flags encodingFlags, docs []be
 	}
 	started := false
 	prev := 0
-	dense, err := retrieve.NewDense(enc, docs, retrieve.DenseOptions{Progress: func(done, total int) {
+	dense, err := retrieve.NewDense(enc, docs, retrieve.DenseOptions{Context: ctx, Progress: func(done, total int) {
 		if !started {
 			prog.Start("encode tools", total, 0)
 			started = true
@@ -246,7 +246,7 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 	if f.fullCorpus {
 		corpus, syn.Corpus = all, all
 	}
-	ret, err := openBenchRetriever(f.retriever, h, f.enc, bench.DocsFromTools(corpus), prog)
+	ret, err := openBenchRetriever(c.Context(), f.retriever, h, f.enc, bench.DocsFromTools(corpus), prog)
 	if err != nil {
 		return err
 	}

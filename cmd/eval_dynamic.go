@@ -114,7 +114,7 @@ and commit.`,
 				return err
 			}
 			defer models.Close()
-			res, closeRes, err := evaldynamic.ResolveResources(b, name, cfg, src, log,
+			res, closeRes, err := evaldynamic.ResolveResources(cmd.Context(), b, name, cfg, src, log,
 				newProgress(log, "encode catalog"))
 			if err != nil {
 				return err

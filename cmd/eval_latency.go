@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -135,7 +136,7 @@ table3.json records rated's version and commit and the encoder's file digests.`,
 			if err != nil {
 				return fmt.Errorf("eval latency: %w", err)
 			}
-			lf, err := openLatencyFrontend(encoderSource(h, opts), retriever, encoder, b.Corpus, cfg.Retrieval.ContextDim, newProgress(log, "encode catalog"))
+			lf, err := openLatencyFrontend(cmd.Context(), encoderSource(h, opts), retriever, encoder, b.Corpus, cfg.Retrieval.ContextDim, newProgress(log, "encode catalog"))
 			if err != nil {
 				return fmt.Errorf("eval latency: %w", err)
 			}
@@ -149,7 +150,7 @@ table3.json records rated's version and commit and the encoder's file digests.`,
 				dim = lf.dim
 			}
 			fmt.Fprintf(log, "eval latency: %s on %s (%d tools), %d queries after %d warm-up, top-%d\n", front.Name(), name, len(b.Corpus), queries, warmup, k)
-			res, err := evallatency.MeasurePipeline(front, texts, priors, lcfg, log)
+			res, err := evallatency.MeasurePipeline(cmd.Context(), front, texts, priors, lcfg, log)
 			if err != nil {
 				return err
 			}
@@ -177,7 +178,7 @@ table3.json records rated's version and commit and the encoder's file digests.`,
 					fmt.Fprintf(log, "eval latency: sweep vectors fitted to %d embeddings: %d components, effective rank %.1f; nearest-neighbour cosine real %.3f, fitted %.3f\n",
 						fit.Fitted, fit.Components, fit.EffectiveRank, fit.Real.Nearest, fit.Synthetic.Nearest)
 				}
-				rep.Search, err = evallatency.MeasureSearch(evallatency.SearchConfig{Sizes: sizes, Dim: dim, K: k, Warmup: min(warmup, 100),
+				rep.Search, err = evallatency.MeasureSearch(cmd.Context(), evallatency.SearchConfig{Sizes: sizes, Dim: dim, K: k, Warmup: min(warmup, 100),
 					Queries: sweepQ, Batch: sweepBatch, Rescore: rescore, ANN: ann, ANNMax: annMax, IVF: ivf, IVFProbes: ivfProbes, IVFMax: ivfMax,
 					IndexDir: filepath.Join(h.Dir, "cache", "index"), Vectors: mix, Seed: seed, Now: time.Now}, log)
 				if err != nil {
@@ -247,8 +248,9 @@ type latencyFrontend struct {
 // openLatencyFrontend builds the front end: with retriever "bm25", BM25 and a hashed bag of
 // words of contextDim; otherwise the encoder spec names in src (opened once) indexing docs
 // through src's embedding cache, and its uncached view for the timed queries so that
-// every query is really encoded. A missing encoder is an error naming the home.
-func openLatencyFrontend(src retrieve.EncoderSource, retriever, spec string, docs []bench.Doc, contextDim int, progress func(done, total int)) (*latencyFrontend, error) {
+// every query is really encoded. A missing encoder is an error naming the home. Encoding the
+// catalog stops with ctx's error once ctx ends.
+func openLatencyFrontend(ctx context.Context, src retrieve.EncoderSource, retriever, spec string, docs []bench.Doc, contextDim int, progress func(done, total int)) (*latencyFrontend, error) {
 	switch retriever {
 	case "bm25":
 		hv, err := retrieve.NewHashedBagOfWords(contextDim)
@@ -265,7 +267,7 @@ func openLatencyFrontend(src retrieve.EncoderSource, retriever, spec string, doc
 	if err != nil {
 		return nil, fmt.Errorf("%w; or time the lexical baseline with --retriever bm25", err)
 	}
-	idx, err := retrieve.NewDense(enc, docs, retrieve.DenseOptions{Progress: progress})
+	idx, err := retrieve.NewDense(enc, docs, retrieve.DenseOptions{Progress: progress, Context: ctx})
 	if err != nil {
 		enc.Close()
 		return nil, err

@@ -130,7 +130,7 @@ all-MiniLM-L6-v2 as the encoder, compared with pkg/reproduce/expected/ecoagent.j
 				produced["table2"] = t
 			}
 			if want(3) {
-				t, err := reproduceTable3(filepath.Join(set.Dir(), "table3"), h, src, latencyQueries, sizes, cmd)
+				t, err := reproduceTable3(cmd.Context(), filepath.Join(set.Dir(), "table3"), h, src, latencyQueries, sizes, cmd)
 				if err != nil {
 					return fmt.Errorf("reproduce table 3: %w", err)
 				}
@@ -233,7 +233,7 @@ func reproduceTable2(ctx context.Context, out string, h home.Home, src retrieve.
 		adjust(cfg)
 	}
 	log := cmd.ErrOrStderr()
-	res, closeRes, err := evaldynamic.ResolveResources(b, label, cfg, src, log, newProgress(log, "encode catalog"))
+	res, closeRes, err := evaldynamic.ResolveResources(ctx, b, label, cfg, src, log, newProgress(log, "encode catalog"))
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +246,7 @@ func reproduceTable2(ctx context.Context, out string, h home.Home, src retrieve.
 }
 
 // reproduceTable3 runs the latency measurement with the paper's four policies.
-func reproduceTable3(out string, h home.Home, src retrieve.EncoderSource, queries int, sizes []int, cmd *cobra.Command) (*report.Table, error) {
+func reproduceTable3(ctx context.Context, out string, h home.Home, src retrieve.EncoderSource, queries int, sizes []int, cmd *cobra.Command) (*report.Table, error) {
 	cfg, err := evaldynamic.LoadConfig(viper.New(), nil)
 	if err != nil {
 		return nil, err
@@ -270,12 +270,12 @@ func reproduceTable3(out string, h home.Home, src retrieve.EncoderSource, querie
 		priors[i] = 0.5
 	}
 	log := cmd.ErrOrStderr()
-	lf, err := openLatencyFrontend(src, cfg.Retrieval.Retriever, cfg.Retrieval.Encoder, b.Corpus, cfg.Retrieval.ContextDim, nil)
+	lf, err := openLatencyFrontend(ctx, src, cfg.Retrieval.Retriever, cfg.Retrieval.Encoder, b.Corpus, cfg.Retrieval.ContextDim, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer lf.close()
-	res, err := evallatency.MeasurePipeline(lf.front, texts, priors, evallatency.Config{Queries: queries, Warmup: 100, K: cfg.Retrieval.K,
+	res, err := evallatency.MeasurePipeline(ctx, lf.front, texts, priors, evallatency.Config{Queries: queries, Warmup: 100, K: cfg.Retrieval.K,
 		Policies: specs, Weights: cfg.Fusion, FailureRate: 0.2, Seed: 1, Now: time.Now}, log)
 	if err != nil {
 		return nil, err
@@ -283,7 +283,7 @@ func reproduceTable3(out string, h home.Home, src retrieve.EncoderSource, querie
 	rep := &evallatency.Report{Pipeline: res, Host: evallatency.HostInfo{Device: "CPU", GOMAXPROCS: runtime.GOMAXPROCS(0), CPUs: runtime.NumCPU(), GoVersion: runtime.Version()},
 		Provenance: lf.record(h)}
 	if len(sizes) > 0 {
-		if rep.Search, err = evallatency.MeasureSearch(evallatency.SearchConfig{Sizes: sizes, Dim: lf.dim, K: cfg.Retrieval.K,
+		if rep.Search, err = evallatency.MeasureSearch(ctx, evallatency.SearchConfig{Sizes: sizes, Dim: lf.dim, K: cfg.Retrieval.K,
 			Warmup: 100, Queries: 1000, Batch: 64, Rescore: 100, Seed: 1, Now: time.Now}, log); err != nil {
 			return nil, err
 		}

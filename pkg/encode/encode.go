@@ -2,6 +2,8 @@
 // tokenizer.json, ONNX Runtime sessions, pooling, batching and an embedding cache.
 package encode
 
+import "context"
+
 // Encoder turns texts into L2-normalised embeddings. A dual encoder (DRAGON-style) uses different
 // towers for queries and documents; a single encoder uses one model for both, possibly with
 // different prefixes.
@@ -17,10 +19,11 @@ type Encoder interface {
 }
 
 // ProgressEncoder is an Encoder that can embed a whole corpus in one call while reporting
-// (texts done, total) after every batch.
+// (texts done, total) after every batch (progress may be nil) and stopping with ctx's error
+// between batches once ctx ends.
 type ProgressEncoder interface {
 	Encoder
-	EncodeDocsProgress(texts []string, progress func(done, total int)) ([][]float32, error)
+	EncodeDocsProgress(ctx context.Context, texts []string, progress func(done, total int)) ([][]float32, error)
 }
 
 var _ ProgressEncoder = (*Model)(nil)

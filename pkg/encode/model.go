@@ -2,6 +2,7 @@ package encode
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -199,18 +200,20 @@ func (m *Model) ModelSHA256(towerName string) string {
 
 // EncodeQueries embeds queries with the query tower (query prefix applied).
 func (m *Model) EncodeQueries(texts []string) ([][]float32, error) {
-	return m.encode(TowerQuery, texts, true, nil)
+	return m.encode(context.Background(), TowerQuery, texts, true, nil)
 }
 
 // EncodeDocs embeds documents with the document tower (doc prefix applied).
 func (m *Model) EncodeDocs(texts []string) ([][]float32, error) {
-	return m.encode(TowerDoc, texts, true, nil)
+	return m.encode(context.Background(), TowerDoc, texts, true, nil)
 }
 
 // EncodeDocsProgress is EncodeDocs reporting (texts done, total) after every batch, so a whole
-// corpus can be embedded in one call (one sort by token count over all of it) with progress.
-func (m *Model) EncodeDocsProgress(texts []string, progress func(done, total int)) ([][]float32, error) {
-	return m.encode(TowerDoc, texts, true, progress)
+// corpus can be embedded in one call (one sort by token count over all of it) with progress; it
+// stops with ctx's error between batches once ctx ends (the batches embedded so far stay in the
+// cache, so a run started again resumes there).
+func (m *Model) EncodeDocsProgress(ctx context.Context, texts []string, progress func(done, total int)) ([][]float32, error) {
+	return m.encode(ctx, TowerDoc, texts, true, progress)
 }
 
 // Uncached returns an Encoder over the same sessions that neither reads nor writes the embedding
@@ -225,13 +228,13 @@ func (u uncachedModel) Name() string { return u.m.Name() }
 func (u uncachedModel) EncoderIdentity() provenance.Encoder { return u.m.EncoderIdentity() }
 func (u uncachedModel) Dim() int                            { return u.m.Dim() }
 func (u uncachedModel) EncodeQueries(texts []string) ([][]float32, error) {
-	return u.m.encode(TowerQuery, texts, false, nil)
+	return u.m.encode(context.Background(), TowerQuery, texts, false, nil)
 }
 func (u uncachedModel) EncodeDocs(texts []string) ([][]float32, error) {
-	return u.m.encode(TowerDoc, texts, false, nil)
+	return u.m.encode(context.Background(), TowerDoc, texts, false, nil)
 }
 
-func (m *Model) encode(towerName string, texts []string, useCache bool, progress func(done, total int)) ([][]float32, error) {
+func (m *Model) encode(ctx context.Context, towerName string, texts []string, useCache bool, progress func(done, total int)) ([][]float32, error) {
 	t := m.towers[towerName]
 	if t == nil {
 		return nil, fmt.Errorf("model %s (%s): no %s tower (towers: %s)", m.cfg.Name, m.dir, towerName, m.cfg.Towers)
@@ -282,6 +285,9 @@ func (m *Model) encode(towerName string, texts []string, useCache bool, progress
 		return nil, err
 	}
 	for _, idx := range batches {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("model %s: stopped after %d of %d texts: %w", m.cfg.Name, done, len(texts), err)
+		}
 		batch := make([]string, len(idx))
 		for j, i := range idx {
 			batch[j] = inputs[i]

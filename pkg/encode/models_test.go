@@ -1,6 +1,8 @@
 package encode
 
 import (
+	"context"
+	"errors"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -65,5 +67,40 @@ func TestModelBatchTokensCap(t *testing.T) {
 			t.Errorf("--batch-tokens %d: budget %d, want %d (rated.yaml batch_tokens 512)", c.asked, m.opts.BatchTokens, c.want)
 		}
 		m.Close()
+	}
+}
+
+// TestEncodeDocsProgressStopsWithItsContext: a context ended after the first batch stops the
+// corpus between batches with the context's error, and the batch embedded before is in the cache,
+// so the next call starts from it.
+func TestEncodeDocsProgressStopsWithItsContext(t *testing.T) {
+	rt := sharedRuntime(t)
+	m, err := Open(testassets.Model(t, "all-minilm-l6-v2"), Options{Runtime: rt, Threads: 1, BatchSize: 2, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	texts := []string{"send an email", "weather in Paris", "convert currency", "book a flight", "translate text"}
+	ctx, cancel := context.WithCancel(context.Background())
+	var calls [][2]int
+	_, err = m.EncodeDocsProgress(ctx, texts, func(done, total int) {
+		calls = append(calls, [2]int{done, total})
+		if done > 0 {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("ended after the first batch: error %v, want context.Canceled", err)
+	}
+	if want := [][2]int{{0, 5}, {2, 5}}; !slices.Equal(calls, want) {
+		t.Fatalf("progress %v, want %v (one batch of 2, then stopped)", calls, want)
+	}
+	calls = nil
+	vecs, err := m.EncodeDocsProgress(context.Background(), texts, func(done, total int) { calls = append(calls, [2]int{done, total}) })
+	if err != nil || len(vecs) != 5 {
+		t.Fatalf("resumed: %d vectors, %v", len(vecs), err)
+	}
+	if want := [][2]int{{2, 5}, {4, 5}, {5, 5}}; !slices.Equal(calls, want) {
+		t.Errorf("resumed progress %v, want %v (the first batch from the cache)", calls, want)
 	}
 }

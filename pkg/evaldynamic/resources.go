@@ -1,6 +1,7 @@
 package evaldynamic
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -26,8 +27,9 @@ func LexicalResources(b *bench.Bench, name string, cfg *Config) (Resources, erro
 // and "auto" (the same since auto no longer falls back) open the encoder retrieval.encoder names
 // through src (a model folder name or path, openai:URL[#MODEL], or "" for the first installed),
 // and fail, naming the asset home and `rated setup models`, when it is not installed. It says on
-// log what it chose. The returned closer releases the encoder.
-func ResolveResources(b *bench.Bench, name string, cfg *Config, src retrieve.EncoderSource, log io.Writer, progress func(done, total int)) (Resources, func(), error) {
+// log what it chose. The returned closer releases the encoder. Encoding the catalog stops with
+// ctx's error once ctx ends.
+func ResolveResources(ctx context.Context, b *bench.Bench, name string, cfg *Config, src retrieve.EncoderSource, log io.Writer, progress func(done, total int)) (Resources, func(), error) {
 	noop := func() {}
 	if cfg.Retrieval.Retriever == "bm25" {
 		fmt.Fprintln(log, "retriever: BM25 with hashed bag-of-words contexts (retrieval.retriever = bm25)")
@@ -39,7 +41,7 @@ func ResolveResources(b *bench.Bench, name string, cfg *Config, src retrieve.Enc
 		return Resources{}, noop, fmt.Errorf("retrieval.retriever = %s, retrieval.encoder = %q: %w; or ask for the lexical baseline with --retriever bm25", cfg.Retrieval.Retriever, cfg.Retrieval.Encoder, err)
 	}
 	closer := func() { enc.Close() }
-	dense, err := retrieve.NewDense(enc, b.Corpus, retrieve.DenseOptions{Progress: progress})
+	dense, err := retrieve.NewDense(enc, b.Corpus, retrieve.DenseOptions{Progress: progress, Context: ctx})
 	if err != nil {
 		closer()
 		return Resources{}, noop, err

@@ -6,6 +6,7 @@
 package evallatency
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -178,8 +179,9 @@ func summarize(xs []float64) (float64, float64) {
 // MeasurePipeline times, for every query (batch size 1), the front end and then each policy's
 // Choose and Observe calls on the front end's candidates (with simulated outcomes), after
 // cfg.Warmup unmeasured queries. priors gives r_static per corpus index. The total of a policy
-// row is, per query, the front end's time plus that policy's time on the same query.
-func MeasurePipeline(front Frontend, queries []string, priors []float64, cfg Config, log io.Writer) (*Result, error) {
+// row is, per query, the front end's time plus that policy's time on the same query. It stops
+// with ctx's error between queries once ctx ends.
+func MeasurePipeline(ctx context.Context, front Frontend, queries []string, priors []float64, cfg Config, log io.Writer) (*Result, error) {
 	if len(queries) == 0 {
 		return nil, errors.New("latency: no queries")
 	}
@@ -214,14 +216,17 @@ func MeasurePipeline(front Frontend, queries []string, priors []float64, cfg Con
 	pol := make([][]float64, len(policies))
 	total := cfg.Warmup + cfg.Queries
 	for i := range total {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("latency: stopped after %d of %d queries: %w", i, total, err)
+		}
 		q := queries[i%len(queries)]
 		t0 := cfg.Now()
-		ctx, cands, err := front.Prepare(q, cfg.K)
+		qctx, cands, err := front.Prepare(q, cfg.K)
 		if err != nil {
 			return nil, fmt.Errorf("latency: %s, query %d: %w", front.Name(), i%len(queries), err)
 		}
 		frontMS := ms(cfg.Now().Sub(t0))
-		step := bandit.Step{T: i, Context: ctx}
+		step := bandit.Step{T: i, Context: qctx}
 		top := 1.0
 		if len(cands) > 0 && cands[0].Score > 0 {
 			top = cands[0].Score
@@ -365,8 +370,9 @@ func unitVectors(rng *rand.Rand, n, dim int) [][]float32 {
 // vectors, or draws from cfg.Vectors): exact float32 one query at a time
 // (retrieve.Dense.SearchVector) and in batches (SearchVectors), the int8 scan with float32
 // re-scoring, the HNSW graph and the inverted file; each after cfg.Warmup unmeasured queries, on
-// the same cfg.Queries queries drawn like the catalog, with recall@k against exact search.
-func MeasureSearch(cfg SearchConfig, log io.Writer) ([]SearchRow, error) {
+// the same cfg.Queries queries drawn like the catalog, with recall@k against exact search. It stops
+// with ctx's error between catalog sizes and methods once ctx ends.
+func MeasureSearch(ctx context.Context, cfg SearchConfig, log io.Writer) ([]SearchRow, error) {
 	if log == nil {
 		log = io.Discard
 	}
@@ -384,7 +390,10 @@ func MeasureSearch(cfg SearchConfig, log io.Writer) ([]SearchRow, error) {
 	}
 	var out []SearchRow
 	for _, n := range cfg.Sizes {
-		rows, err := measureSize(n, cfg, log)
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("latency: search sweep stopped before %d tools: %w", n, err)
+		}
+		rows, err := measureSize(ctx, n, cfg, log)
 		if err != nil {
 			return nil, err
 		}
@@ -393,7 +402,7 @@ func MeasureSearch(cfg SearchConfig, log io.Writer) ([]SearchRow, error) {
 	return out, nil
 }
 
-func measureSize(n int, cfg SearchConfig, log io.Writer) ([]SearchRow, error) {
+func measureSize(ctx context.Context, n int, cfg SearchConfig, log io.Writer) ([]SearchRow, error) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(n)))
 	ids := make([]string, n)
 	for i := range ids {
@@ -423,6 +432,9 @@ func measureSize(n int, cfg SearchConfig, log io.Writer) ([]SearchRow, error) {
 		times := make([]float64, 0, cfg.Queries)
 		got := make([][]retrieve.Candidate, 0, cfg.Queries)
 		for i, q := range qs {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, fmt.Errorf("latency: search sweep at %d tools stopped: %w", n, err)
+			}
 			t0 := cfg.Now()
 			c, err := search(q, cfg.K)
 			if err != nil {
@@ -475,6 +487,9 @@ func measureSize(n int, cfg SearchConfig, log io.Writer) ([]SearchRow, error) {
 		}
 		rows = append(rows, row(fmt.Sprintf("exact int8 + float32 re-score of %d", cfg.Rescore), 1, times, got, build, float64(n*cfg.Dim)/1e6))
 	}
+	if err := ctx.Err(); err != nil { // before the index builds, which do not watch it
+		return nil, fmt.Errorf("latency: search sweep at %d tools stopped: %w", n, err)
+	}
 	if cfg.ANNMax > 0 && n <= cfg.ANNMax {
 		fmt.Fprintf(log, "eval latency: building the HNSW graph over %d tools\n", n)
 		before := heapMB()
@@ -500,6 +515,9 @@ func measureSize(n int, cfg SearchConfig, log io.Writer) ([]SearchRow, error) {
 			return nil, err
 		}
 		rows = append(rows, row(fmt.Sprintf("HNSW (coder/hnsw, M=%d, ef_construction=%d, %d candidates re-scored)", cfg.ANN.M, cfg.ANN.EfConstruction, cfg.ANN.Candidates), 1, times, got, build, mb))
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("latency: search sweep at %d tools stopped: %w", n, err)
 	}
 	if cfg.IVFMax > 0 && n <= cfg.IVFMax {
 		fmt.Fprintf(log, "eval latency: building the inverted file over %d tools\n", n)

@@ -1,6 +1,8 @@
 package evallatency
 
 import (
+	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -55,7 +57,7 @@ func TestMeasurePipelineBookkeeping(t *testing.T) {
 	queries := []string{"send a message", "post to slack", "calendar event", "email"}
 	cfg := Config{Queries: 50, Warmup: 5, K: 3, Policies: paperPolicies(), Weights: bandit.FusionWeights{Semantic: 0.75, Bandit: 0.15, Prior: 0.10},
 		FailureRate: 0.3, Seed: 1, Now: steppingClock(time.Millisecond)}
-	res, err := MeasurePipeline(front, queries, priors, cfg, nil)
+	res, err := MeasurePipeline(context.Background(), front, queries, priors, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +89,7 @@ func TestMeasurePipelinePercentile(t *testing.T) {
 	}
 	cfg := Config{Queries: 100, Warmup: 0, K: 2, Policies: paperPolicies()[1:2], Weights: bandit.FusionWeights{Semantic: 0.75, Bandit: 0.15, Prior: 0.10},
 		Seed: 3, Now: steppingClock(steps...)}
-	res, err := MeasurePipeline(front, []string{"send a message"}, priors, cfg, nil)
+	res, err := MeasurePipeline(context.Background(), front, []string{"send a message"}, priors, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +102,7 @@ func TestMeasurePipelinePercentile(t *testing.T) {
 }
 
 func TestMeasureSearchAndOutputs(t *testing.T) {
-	rows, err := MeasureSearch(SearchConfig{Sizes: []int{100, 1000}, Dim: 16, K: 10, Warmup: 2, Queries: 20, Batch: 8, Rescore: 50,
+	rows, err := MeasureSearch(context.Background(), SearchConfig{Sizes: []int{100, 1000}, Dim: 16, K: 10, Warmup: 2, Queries: 20, Batch: 8, Rescore: 50,
 		ANN: retrieve.HNSWParams{M: 8, EfConstruction: 40, Candidates: 100, Seed: 1}, ANNMax: 100, Seed: 1, Now: steppingClock(time.Microsecond)}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +130,7 @@ func TestMeasureSearchAndOutputs(t *testing.T) {
 	front, priors := lexicalFront(t)
 	cfg := Config{Queries: 10, Warmup: 1, K: 2, Policies: paperPolicies(), Weights: bandit.FusionWeights{Semantic: 0.75, Bandit: 0.15, Prior: 0.10},
 		Seed: 1, Now: steppingClock(time.Millisecond)}
-	res, err := MeasurePipeline(front, []string{"send a message"}, priors, cfg, nil)
+	res, err := MeasurePipeline(context.Background(), front, []string{"send a message"}, priors, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,15 +154,32 @@ func TestMeasureSearchAndOutputs(t *testing.T) {
 func TestMeasureErrors(t *testing.T) {
 	front, priors := lexicalFront(t)
 	base := Config{Queries: 10, K: 2, Now: time.Now, Weights: bandit.FusionWeights{Semantic: 1}}
-	if _, err := MeasurePipeline(front, nil, priors, base, nil); err == nil {
+	if _, err := MeasurePipeline(context.Background(), front, nil, priors, base, nil); err == nil {
 		t.Error("no queries accepted")
 	}
 	bad := base
 	bad.Policies = []bandit.Spec{{Name: "x", Kind: "nope"}}
-	if _, err := MeasurePipeline(front, []string{"q"}, priors, bad, nil); err == nil || !strings.Contains(err.Error(), "unknown policy") {
+	if _, err := MeasurePipeline(context.Background(), front, []string{"q"}, priors, bad, nil); err == nil || !strings.Contains(err.Error(), "unknown policy") {
 		t.Errorf("unknown policy: %v", err)
 	}
-	if _, err := MeasureSearch(SearchConfig{Sizes: []int{0}, Dim: 8, K: 1, Queries: 1, Now: time.Now}, nil); err == nil {
+	if _, err := MeasureSearch(context.Background(), SearchConfig{Sizes: []int{0}, Dim: 8, K: 1, Queries: 1, Now: time.Now}, nil); err == nil {
 		t.Error("catalog size 0 accepted")
+	}
+	// An ended context stops both measurements with its error; a clock that ends it at its
+	// fifth reading stops the pipeline mid-run (two readings per query).
+	ctx, cancel := context.WithCancel(context.Background())
+	readings := 0
+	stopping := base
+	stopping.Now = func() time.Time {
+		if readings++; readings == 5 {
+			cancel()
+		}
+		return time.Unix(0, int64(readings))
+	}
+	if _, err := MeasurePipeline(ctx, front, []string{"q"}, priors, stopping, nil); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "stopped after 3 of 10 queries") {
+		t.Errorf("pipeline with its context ended at the third query: %v", err)
+	}
+	if _, err := MeasureSearch(ctx, SearchConfig{Sizes: []int{10}, Dim: 4, K: 1, Queries: 1, Now: time.Now}, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("search sweep with an ended context: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package evallatency_test
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -34,7 +35,7 @@ func ExampleMeasurePipeline() {
 		Policies: []bandit.Spec{{Name: "RATED (Full)", Kind: "rated", Alpha: 0.1, Gamma: 0.95}},
 		Weights:  bandit.FusionWeights{Semantic: 0.75, Bandit: 0.15, Prior: 0.10},
 		Now:      func() time.Time { return now }}
-	res, err := evallatency.MeasurePipeline(front, []string{"short", "long"}, []float64{0.5, 0.5}, cfg, nil)
+	res, err := evallatency.MeasurePipeline(context.Background(), front, []string{"short", "long"}, []float64{0.5, 0.5}, cfg, nil)
 	if err != nil {
 		panic(err)
 	}

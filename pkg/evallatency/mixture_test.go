@@ -1,6 +1,7 @@
 package evallatency
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -139,7 +140,7 @@ func TestMeasureSearchFittedIVF(t *testing.T) {
 	}
 	// The draws are concentrated (cosines near 0.99 within a component), too close for int8 codes
 	// to rank, so the shortlists re-scored in float32 are the whole catalog.
-	rows, err := MeasureSearch(SearchConfig{Sizes: []int{2000}, Dim: 8, K: 10, Warmup: 2, Queries: 30, Rescore: 2000,
+	rows, err := MeasureSearch(context.Background(), SearchConfig{Sizes: []int{2000}, Dim: 8, K: 10, Warmup: 2, Queries: 30, Rescore: 2000,
 		IVF: retrieve.IVFParams{Rescore: 2000, Iterations: 5, Seed: 1, Probes: 1}, IVFProbes: []int{1, 1000}, IVFMax: 2000,
 		Vectors: mix, Seed: 1, Now: steppingClock(time.Microsecond)}, nil)
 	if err != nil {
@@ -161,7 +162,7 @@ func TestMeasureSearchFittedIVF(t *testing.T) {
 	if rows[2].IndexMB <= 0 || rows[2].BuildS <= 0 || rows[2].Recall > rows[3].Recall {
 		t.Errorf("one list probed: %+v", rows[2])
 	}
-	if _, err := MeasureSearch(SearchConfig{Sizes: []int{10}, Dim: 4, K: 1, Queries: 1, Vectors: mix, Now: time.Now}, nil); err == nil {
+	if _, err := MeasureSearch(context.Background(), SearchConfig{Sizes: []int{10}, Dim: 4, K: 1, Queries: 1, Vectors: mix, Now: time.Now}, nil); err == nil {
 		t.Error("fitted vectors of 8 values accepted for a sweep of 4")
 	}
 }

@@ -34,7 +34,7 @@ func openDense(env Env, arg string) (*retrieve.Dense, *retrieve.OpenedEncoder, e
 		}
 		fmt.Fprintf(env.Log, "eval offline: encoding %d tools with %s\n", len(env.Bench.Corpus), where)
 	}
-	d, err := retrieve.NewDense(enc, env.Bench.Corpus, retrieve.DenseOptions{Progress: env.Progress})
+	d, err := retrieve.NewDense(enc, env.Bench.Corpus, retrieve.DenseOptions{Progress: env.Progress, Context: env.Ctx})
 	if err != nil {
 		enc.Close()
 		return nil, nil, err
@@ -65,7 +65,7 @@ func RegisterSparse(reg *Registry) error {
 		if env.Log != nil {
 			fmt.Fprintf(env.Log, "eval offline: encoding %d tools with %s (sparse)\n", len(env.Bench.Corpus), enc.Dir)
 		}
-		s, err := retrieve.NewSparse(enc.Uncached(), env.Bench.Corpus, retrieve.DenseOptions{Progress: env.Progress})
+		s, err := retrieve.NewSparse(enc.Uncached(), env.Bench.Corpus, retrieve.DenseOptions{Progress: env.Progress, Context: env.Ctx})
 		if err != nil {
 			enc.Close()
 			return nil, err

@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -21,6 +22,9 @@ type DenseOptions struct {
 	// Progress, when set, receives (documents encoded, total) while the corpus is encoded (after
 	// every batch when the encoder is an encode.ProgressEncoder, else once at the end).
 	Progress func(done, total int)
+	// Context, when set, stops the encoding between batches once it ends (an
+	// encode.ProgressEncoder's; other encoders are checked before and after their one call).
+	Context context.Context
 }
 
 // Dense is an exact dense retriever: the corpus is embedded once by the encoder's document tower
@@ -66,12 +70,19 @@ func encodeCorpus(enc encode.Encoder, docs []bench.Doc, opts DenseOptions, kind 
 		ids[i] = d.ID
 		texts[i] = DocText(d)
 	}
+	ctx := opts.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	var vecs [][]float32
-	var err error
-	if pe, ok := enc.(encode.ProgressEncoder); ok && opts.Progress != nil {
-		vecs, err = pe.EncodeDocsProgress(texts, opts.Progress)
-	} else {
+	err := ctx.Err()
+	if pe, ok := enc.(encode.ProgressEncoder); ok && err == nil {
+		vecs, err = pe.EncodeDocsProgress(ctx, texts, opts.Progress)
+	} else if err == nil {
 		vecs, err = enc.EncodeDocs(texts)
+		if err == nil {
+			err = ctx.Err()
+		}
 		if err == nil && opts.Progress != nil {
 			opts.Progress(len(docs), len(docs))
 		}

@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -70,10 +71,11 @@ func (o *OpenedEncoder) Close() error {
 }
 
 // EncodeDocsProgress embeds a corpus in one call reporting progress per batch when the encoder
-// can (encode.ProgressEncoder), else in one call reporting once at the end.
-func (o *OpenedEncoder) EncodeDocsProgress(texts []string, progress func(done, total int)) ([][]float32, error) {
+// can (encode.ProgressEncoder, which also stops between batches once ctx ends), else in one call
+// reporting once at the end.
+func (o *OpenedEncoder) EncodeDocsProgress(ctx context.Context, texts []string, progress func(done, total int)) ([][]float32, error) {
 	if pe, ok := o.Encoder.(encode.ProgressEncoder); ok {
-		return pe.EncodeDocsProgress(texts, progress)
+		return pe.EncodeDocsProgress(ctx, texts, progress)
 	}
 	v, err := o.EncodeDocs(texts)
 	if err == nil && progress != nil {
