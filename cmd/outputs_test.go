@@ -240,9 +240,8 @@ func TestKillNineLeavesAWholeSet(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "D")
 	assets := t.TempDir() // one home: config.yaml records it
 	child := func() *exec.Cmd {
-		c := exec.Command(os.Args[0], "-test.run=^TestRatedHelperProcess$", "-test.count=1")
-		c.Env = append(os.Environ(), "RATED_HELPER_ARGS="+strings.Join([]string{"eval", "dynamic", "--bench", bench, "--config", cfg, "--out", out, "--retriever", "bm25"}, "\x1f"),
-			"RATED_ASSETS="+assets)
+		c := ratedChild("eval", "dynamic", "--bench", bench, "--config", cfg, "--out", out, "--retriever", "bm25")
+		c.Env = append(c.Env, "RATED_ASSETS="+assets)
 		return c
 	}
 	began := time.Now()
@@ -284,18 +283,6 @@ func TestKillNineLeavesAWholeSet(t *testing.T) {
 	}
 }
 
-// TestRatedHelperProcess runs the rated command line of RATED_HELPER_ARGS (fields separated by
-// \x1f); it is the child process of the kill tests and does nothing in a normal test run.
-func TestRatedHelperProcess(t *testing.T) {
-	args := os.Getenv("RATED_HELPER_ARGS")
-	if args == "" {
-		t.Skip("helper process for the kill tests")
-	}
-	if _, stderr, err := runRated(strings.Split(args, "\x1f")...); err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
-	}
-}
-
 // TestFinetuneKillNineResumesIntoOneSet: a fine-tune killed after a checkpoint resumes from
 // checkpoints/ (kept in --out across runs), and --out then holds the whole model folder with its
 // checkpoints; until then it holds nothing of the unfinished run.
@@ -322,8 +309,7 @@ func TestFinetuneKillNineResumesIntoOneSet(t *testing.T) {
 	args := []string{"finetune", "--model", model, "--bench", bench, "--out", out, "--artifacts", art, "--home", assets,
 		"--batch", "4", "--hard-negatives", "1", "--max-len", "16", "--tau", "0.05", "--epochs", "40", "--max-steps", "4",
 		"--checkpoint-every", "2", "--val-split", "-", "--warmup", "2", "--threads", "1"}
-	child := exec.Command(os.Args[0], "-test.run=^TestRatedHelperProcess$", "-test.count=1")
-	child.Env = append(os.Environ(), "RATED_HELPER_ARGS="+strings.Join(args, "\x1f"))
+	child := ratedChild(args...)
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
