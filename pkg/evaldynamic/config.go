@@ -39,6 +39,8 @@ type Config struct {
 	// paper's execution protocol alone).
 	Protocols []sim.Protocol `yaml:"protocols" json:"protocols"`
 	Policies  []bandit.Spec  `yaml:"policies" json:"policies"`
+	// Goals, when it names a policy of the run, has goals.{md,csv,json,tex} written.
+	Goals GoalsConfig `yaml:"goals" json:"goals"`
 	// Sweep, when set, is the hyper-parameter sweep of `rated eval dynamic --sweep`.
 	Sweep *SweepConfig `yaml:"sweep,omitempty" json:"sweep,omitempty"`
 }
@@ -404,6 +406,9 @@ func (c *Config) Validate() error {
 	}
 	if len(d.BoundAttempts) > 0 && !slices.ContainsFunc(c.Policies, func(p bandit.Spec) bool { return p.Kind == "oracle_fallback" }) {
 		return fmt.Errorf("dynamic.bound_attempts: the bounds come from oracle_fallback policies, and none is configured")
+	}
+	if err := c.Goals.Validate(); err != nil {
+		return err
 	}
 	for i, name := range c.Dynamic.Compare {
 		if !names[name] {

@@ -43,6 +43,8 @@ type Result struct {
 	Paired []PairedRow
 	// Bounds is the fallback oracle's bound on every other policy (nil without oracle_fallback rows).
 	Bounds []BoundRow
+	// Goals is cfg.Goals checked (nil when the run lacks goals.policy).
+	Goals []GoalRow
 }
 
 // table2JSON is the layout of table2.json.
@@ -59,7 +61,8 @@ type table2JSON struct {
 
 // Run prepares the world, runs the grid and writes table2.{md,csv,json,tex}, config.yaml,
 // runs.jsonl and one rolling-SR plot per scenario into opts.OutDir, with paired.* when
-// dynamic.compare names policies and bounds.* when the policies include fallback oracles.
+// dynamic.compare names policies, bounds.* when the policies include fallback oracles and
+// goals.* when goals.policy is among them.
 func Run(ctx context.Context, cfg *Config, res Resources, opts Options) (*Result, error) {
 	w, info, err := BuildWorld(res, cfg)
 	if err != nil {
@@ -96,6 +99,10 @@ func Run(ctx context.Context, cfg *Config, res Resources, opts Options) (*Result
 		return nil, err
 	}
 	bounds := FallbackBounds(cfg, rows)
+	goals, err := Goals(cfg, rows, results)
+	if err != nil {
+		return nil, err
+	}
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
@@ -134,7 +141,12 @@ func Run(ctx context.Context, cfg *Config, res Resources, opts Options) (*Result
 			return nil, err
 		}
 	}
-	return &Result{Rows: rows, World: info, Table: table, Paired: paired, Bounds: bounds}, nil
+	if len(goals) > 0 {
+		if err := report.WriteFiles(opts.OutDir, "goals", GoalsTable(goals, cfg.Goals.Policy), goals); err != nil {
+			return nil, err
+		}
+	}
+	return &Result{Rows: rows, World: info, Table: table, Paired: paired, Bounds: bounds, Goals: goals}, nil
 }
 
 // Table2 lays the rows out like the paper's Table 2: one row per method (per protocol when
