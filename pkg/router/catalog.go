@@ -302,6 +302,10 @@ func validateTool(t *catalog.Tool, key string) error {
 	if err := checkText(key+".id", t.ID, MaxIDBytes); err != nil {
 		return err
 	}
+	// The rules a catalog file's ids pass at start (an id is a file name part and a key).
+	if err := catalog.ValidateID(t.ID); err != nil {
+		return inputErr(key+".id", "%v", err)
+	}
 	if err := checkText(key+".name", t.Name, MaxIDBytes); err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
@@ -302,9 +303,20 @@ func decode(req *http.Request, v any) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return &bodyError{http.StatusBadRequest, "invalid_json", "body", "a JSON object is required"}
 	}
+	if !utf8.Valid(raw) { // encoding/json would replace the bad bytes silently
+		i := 0
+		for i < len(raw) {
+			r, n := utf8.DecodeRune(raw[i:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			i += n
+		}
+		return &bodyError{http.StatusBadRequest, "invalid_json", "body", fmt.Sprintf("not valid UTF-8 (at byte %d)", i)}
+	}
 	// encoding/json matches keys case-insensitively and keeps the last of duplicate keys: check
 	// the keys exactly first.
-	if err := checkKeys(json.NewDecoder(bytes.NewReader(raw)), reflect.TypeOf(v), ""); err != nil {
+	if err := checkKeys(json.NewDecoder(bytes.NewReader(raw)), reflect.TypeOf(v), "", 0); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -320,9 +332,10 @@ func decode(req *http.Request, v any) error {
 
 // checkKeys reads one JSON value from dec and checks that the keys of every object that is
 // decoded into a struct of t are exactly its fields' JSON names, each once, and that no other
-// object repeats a key. path locates the value in errors (as "a.b[2].c"). Malformed JSON is
-// not its error: the decoder that follows reports it.
-func checkKeys(dec *json.Decoder, t reflect.Type, path string) error {
+// object repeats a key. path locates the value in errors (as "a.b[2].c"); depth is the value's
+// nesting, refused past maxJSONDepth before the recursion (and its paths) can grow with a body
+// of nothing but brackets. Malformed JSON is not its error: the decoder that follows reports it.
+func checkKeys(dec *json.Decoder, t reflect.Type, path string, depth int) error {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -333,6 +346,9 @@ func checkKeys(dec *json.Decoder, t reflect.Type, path string) error {
 	delim, ok := tok.(json.Delim)
 	if !ok {
 		return nil
+	}
+	if depth >= maxJSONDepth {
+		return &bodyError{http.StatusBadRequest, "invalid_json", "body", fmt.Sprintf("nested deeper than %d levels", maxJSONDepth)}
 	}
 	at := func(key string) string {
 		if path == "" {
@@ -374,7 +390,7 @@ func checkKeys(dec *json.Decoder, t reflect.Type, path string) error {
 			case t != nil && t.Kind() == reflect.Map:
 				next = t.Elem()
 			}
-			if err := checkKeys(dec, next, at(key)); err != nil {
+			if err := checkKeys(dec, next, at(key), depth+1); err != nil {
 				return err
 			}
 		}
@@ -384,7 +400,7 @@ func checkKeys(dec *json.Decoder, t reflect.Type, path string) error {
 			elem = t.Elem()
 		}
 		for i := 0; dec.More(); i++ {
-			if err := checkKeys(dec, elem, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			if err := checkKeys(dec, elem, fmt.Sprintf("%s[%d]", path, i), depth+1); err != nil {
 				return err
 			}
 		}
@@ -394,6 +410,11 @@ func checkKeys(dec *json.Decoder, t reflect.Type, path string) error {
 	}
 	return nil
 }
+
+// maxJSONDepth is the deepest nesting of objects and arrays a request body may have: every
+// request of the API is a few levels deep (a tool's schema, the deepest, is free-form JSON but
+// stored as given), and a body of a million brackets must cost nothing.
+const maxJSONDepth = 64
 
 // jsonFields maps the JSON names of t's fields (encoding/json's rules: tags, "-", embedded
 // structs) to their types.

@@ -32,6 +32,15 @@ func TestJSONKeysAreMatchedExactly(t *testing.T) {
 		{"feedback duplicate", "POST", "/v1/feedback", `{"decision_id": "x", "tool": "y", "executed": true, "executed": false}`, "duplicate_field", "executed"},
 		{"nested key", "PUT", "/v1/tools/a/b", `{"name": "x", "platform": "other", "endpoints": [{"URL": "https://x.test"}]}`, "unknown_field", "endpoints[0].URL"},
 		{"nested duplicate", "PUT", "/v1/tools/a/b", `{"name": "x", "platform": "other", "endpoints": [{"url": "https://x.test", "url": "https://y.test"}]}`, "duplicate_field", "endpoints[0].url"},
+		// A body of nothing but brackets is refused at 64 levels, however long it is (the key
+		// check once recursed and built a path per level: 100,000 of them took 24 GB).
+		{"deep nesting", "POST", "/v1/select", strings.Repeat("[", 200_000), "invalid_json", "body"},
+		{"deep nesting in a field", "POST", "/v1/feedback", `{"decision_id": ` + strings.Repeat(`{"a":`, 100), "invalid_json", "body"},
+		{"invalid UTF-8", "POST", "/v1/select", "{\"query\": \"a\xff\xfeb\"}", "invalid_json", "body"},
+		// Ids a catalog file may not hold may not come in through the API either.
+		{"id with a space", "PUT", "/v1/tools/a%20b", `{"name": "x", "platform": "other"}`, "invalid_field", "id"},
+		{"id with a dot-dot segment", "PUT", "/v1/tools/x%2F..%2Fc", `{"name": "x", "platform": "other"}`, "invalid_field", "id"},
+		{"id with a trailing slash", "PUT", "/v1/tools/trail/", `{"name": "x", "platform": "other"}`, "invalid_field", "id"},
 	} {
 		code, body := c.do(tc.method, tc.path, tc.body)
 		if code != 400 || errCode(body) != tc.code || errField(body) != tc.field {
