@@ -28,7 +28,13 @@ type lineTransport struct {
 	out     io.Writer
 	log     io.Writer // each refused line is noted here, with its number
 	maxLine int       // the longest line kept, in bytes; longer ones are refused whole
+	// version is the protocol version the client's initialize asked for ("" before it): the
+	// SDK ends the session at a batch under 2025-06-18 and later, so those are refused here.
+	version string
 }
+
+// firstWithoutBatches is the first MCP protocol version without JSON-RPC batches.
+const firstWithoutBatches = "2025-06-18"
 
 // Connect starts the line filter and returns the SDK's connection over the lines it passes.
 func (t *lineTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -46,13 +52,19 @@ func (t *lineTransport) filter(pass io.Writer, out io.Writer) error {
 	for n := 1; ; n++ {
 		line, tooLong, err := readLine(br, t.maxLine)
 		if len(line) > 0 || tooLong {
-			if code, msg, id := checkLine(line, tooLong, t.maxLine); code != 0 {
+			batches := t.version != "" && t.version < firstWithoutBatches
+			if code, msg, id := checkLine(line, tooLong, t.maxLine, batches); code != 0 {
 				fmt.Fprintf(t.log, "rated serve: stdin line %d refused: %s\n", n, msg)
 				if _, werr := out.Write(errorResponse(id, code, fmt.Sprintf("line %d: %s", n, msg))); werr != nil {
 					return werr
 				}
-			} else if _, werr := pass.Write(append(line, '\n')); werr != nil {
-				return werr
+			} else {
+				if v, ok := initializeVersion(line); ok {
+					t.version = v
+				}
+				if _, werr := pass.Write(append(line, '\n')); werr != nil {
+					return werr
+				}
 			}
 		}
 		if err == io.EOF {
@@ -83,10 +95,11 @@ func readLine(br *bufio.Reader, maxLine int) (line []byte, tooLong bool, err err
 	}
 }
 
-// checkLine returns 0 for a line the SDK can take: one JSON-RPC message, or a non-empty array
-// of them (batches of older protocol versions). Otherwise the JSON-RPC error code, a message
-// naming what is wrong, and the request's id where the line has a usable one (null otherwise).
-func checkLine(line []byte, tooLong bool, maxLine int) (code int, msg string, id json.RawMessage) {
+// checkLine returns 0 for a line the SDK can take: one JSON-RPC message, or, where batches is
+// set (protocol versions before 2025-06-18), a non-empty array of them. Otherwise the JSON-RPC
+// error code, a message naming what is wrong, and the request's id where the line has a usable
+// one (null otherwise).
+func checkLine(line []byte, tooLong bool, maxLine int, batches bool) (code int, msg string, id json.RawMessage) {
 	if tooLong {
 		return codeInvalidRequest, fmt.Sprintf("longer than %d bytes", maxLine), nil
 	}
@@ -105,12 +118,29 @@ func checkLine(line []byte, tooLong bool, maxLine int) (code int, msg string, id
 				return codeInvalidRequest, fmt.Sprintf("invalid request: batch element %d: %v", i, err), nil
 			}
 		}
+		if !batches {
+			return codeInvalidRequest, "invalid request: JSON-RPC batches are not supported from protocol version " + firstWithoutBatches + " on (send the messages one per line)", nil
+		}
 		return 0, "", nil
 	}
 	if _, err := jsonrpc.DecodeMessage(line); err != nil {
 		return codeInvalidRequest, "invalid request: " + err.Error(), requestID(line)
 	}
 	return 0, "", nil
+}
+
+// initializeVersion returns the protocolVersion of an initialize request.
+func initializeVersion(line []byte) (string, bool) {
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.Method != "initialize" {
+		return "", false
+	}
+	return m.Params.ProtocolVersion, true
 }
 
 // requestID is the line's "id" when it is a string or a number, as a response may echo it.

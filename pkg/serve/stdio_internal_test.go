@@ -37,7 +37,7 @@ func FuzzCheckLine(f *testing.F) {
 		if len(b) == 0 {
 			return
 		}
-		code, msg, id := checkLine(b, false, 1<<20)
+		code, msg, id := checkLine(b, false, 1<<20, true)
 		if code == 0 {
 			var batch []json.RawMessage
 			if json.Unmarshal(b, &batch) == nil {
