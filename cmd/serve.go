@@ -37,7 +37,8 @@ type serveFlags struct {
 	k, contextDim, cacheSize, logFiles, rateBurst, snapshotEvery   int
 	logMB, maxBody                                                 int64
 	rateLimit                                                      float64
-	step, grace, followEvery                                       time.Duration
+	step, grace, followEvery, mcpIdle                              time.Duration
+	allowHosts                                                     []string
 	enc                                                            encodingFlags
 }
 
@@ -93,6 +94,8 @@ docs/SERVE.md has the details; docs/DECISION-LOG.md the --decision-log format.`,
 	fl.StringVar(&f.mcp, "mcp", "", "MCP server: http (at /mcp beside the JSON API) or stdio (MCP on stdin/stdout only)")
 	f.enc.register(fl)
 	fl.DurationVar(&f.grace, "shutdown-grace", 10*time.Second, "how long requests in flight may finish after SIGINT/SIGTERM")
+	fl.StringSliceVar(&f.allowHosts, "allow-host", nil, "further Host names accepted when --addr is a loopback address (a reverse proxy on this machine that passes its public name on)")
+	fl.DurationVar(&f.mcpIdle, "mcp-session-idle", 30*time.Minute, "close an MCP session (--mcp http) idle this long")
 	return cmd
 }
 
@@ -132,6 +135,7 @@ func (f serveFlags) validate() error {
 	}{
 		{"step", f.step, true, " (0: one step per select)"},
 		{"shutdown-grace", f.grace, true, ""},
+		{"mcp-session-idle", f.mcpIdle, false, ""},
 		{"follow-every", f.followEvery, false, ""},
 	}
 	for _, c := range durs {
@@ -182,6 +186,16 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		if token == "" {
 			return fmt.Errorf("--token-file %s is empty", f.tokenFile)
 		}
+	}
+	// The address is taken before the catalog is encoded and the calibration fitted (minutes
+	// with a model), so that a port in use is reported at once; connections wait in the
+	// listen queue until the API is up.
+	var ln net.Listener
+	if f.mcp != "stdio" {
+		if ln, err = net.Listen("tcp", f.addr); err != nil {
+			return fmt.Errorf("--addr: %w", err)
+		}
+		defer ln.Close()
 	}
 	front, closeFront, err := serveFrontend(cmd, f)
 	if err != nil {
@@ -258,11 +272,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		return errors.Join(err, r.Close())
 	}
 	srv := serve.New(r, serve.Options{Token: token, MaxBodyBytes: f.maxBody, RateLimit: f.rateLimit, RateBurst: f.rateBurst,
-		MCP: f.mcp == "http", Version: version, Registry: reg})
-	ln, err := net.Listen("tcp", f.addr)
-	if err != nil {
-		return errors.Join(fmt.Errorf("--addr: %w", err), r.Close())
-	}
+		MCP: f.mcp == "http", MCPSessionIdle: f.mcpIdle, AllowedHosts: f.allowHosts, Version: version, Registry: reg})
 	fmt.Fprintf(log, "rated serve: listening on http://%s\n", ln.Addr())
 	err = srv.Serve(ctx, ln, f.grace)
 	if errors.Is(err, http.ErrServerClosed) {

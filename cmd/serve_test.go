@@ -369,7 +369,7 @@ func TestServeSIGTERMPastTheGraceStillExitsCleanly(t *testing.T) {
 	defer conn.Close()
 	// A request whose body never completes: its handler runs (it asked for the body: 100
 	// Continue) and waits for the rest.
-	fmt.Fprintf(conn, "POST /v1/select HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n")
+	fmt.Fprintf(conn, "POST /v1/select HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n")
 	line, err := bufio.NewReader(conn).ReadString('\n')
 	if err != nil || !strings.Contains(line, "100 Continue") {
 		t.Fatalf("no 100 Continue: %q %v", line, err)

@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -86,46 +87,52 @@ func toolError(err error) error {
 	return err
 }
 
-// NewMCPHandler serves the MCP server over streamable HTTP (mount it at /mcp). Its refusals of
-// a POSTed message come back as JSON-RPC errors, as over stdio (see jsonRPCRefusals).
-func NewMCPHandler(r *router.Router, version string, maxBody int64) http.Handler {
+// NewMCPHandler serves the MCP server over streamable HTTP (mount it at /mcp), closing sessions
+// idle for sessionIdle (0: never). It does not check Host against DNS rebinding: Server's guard
+// does, in front of it. Its refusals come back as JSON-RPC errors, as over stdio
+// (see jsonRPCRefusals).
+func NewMCPHandler(r *router.Router, version string, maxBody int64, sessionIdle time.Duration) http.Handler {
 	srv := NewMCPServer(r, version)
 	return jsonRPCRefusals(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: maxBody}), maxBody)
+		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: maxBody, SessionTimeout: sessionIdle,
+			// The server's guard checks Host (with its allowed names) before this handler.
+			DisableLocalhostProtection: true}), maxBody)
 }
 
 // JSON-RPC 2.0's error code for a request whose method the server does not have.
 const codeMethodNotFound = -32601
 
-// jsonRPCRefusals rewrites the plain-text error the SDK's handler answers a POSTed JSON body
-// with (malformed JSON, a message that is not JSON-RPC, a method it does not have under protocol
-// versions before 2026-07-28, a body past maxBody bytes) as the JSON-RPC error the specification
-// prescribes, in a JSON body a client can read: -32700 parse error when the body is not JSON,
-// -32601 method not found, else -32600 invalid request; the request's id where it has a usable
-// one; the HTTP status and the SDK's message kept. Every other response passes unchanged.
+// jsonRPCRefusals rewrites the plain-text errors of the SDK's handler (malformed JSON, a message
+// that is not JSON-RPC, a method it does not have under protocol versions before 2026-07-28, a
+// body past maxBody bytes, a wrong content type, method or Host, an unknown session) as the
+// JSON-RPC error the specification prescribes, in a JSON body a client can read: -32700 parse
+// error when a JSON body does not parse, -32601 method not found, else -32600 invalid request;
+// the request's id where its body has a usable one; the HTTP status and the SDK's message kept.
+// Every other response passes unchanged.
 func jsonRPCRefusals(next http.Handler, maxBody int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
-		if req.Method != http.MethodPost || mt != "application/json" {
-			next.ServeHTTP(w, req)
-			return
+		var body []byte
+		if req.Method == http.MethodPost {
+			// One byte past the limit, so that the SDK still sees an oversized body as one.
+			var err error
+			if body, err = io.ReadAll(io.LimitReader(req.Body, maxBody+1)); err != nil {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				w.Write(errorResponse(nil, codeInvalidRequest, "reading the request body: "+err.Error()))
+				return
+			}
+			req.Body = io.NopCloser(bytes.NewReader(body))
 		}
-		// Read one byte past the limit, so that the SDK still sees an oversized body as one.
-		body, err := io.ReadAll(io.LimitReader(req.Body, maxBody+1))
-		if err != nil {
-			http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		req.Body = io.NopCloser(bytes.NewReader(body))
 		rw := &refusalWriter{ResponseWriter: w}
 		next.ServeHTTP(rw, req)
 		if !rw.refused {
 			return
 		}
 		msg := strings.TrimSpace(rw.text.String())
+		mt, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
 		code := codeInvalidRequest
 		switch {
-		case !json.Valid(bytes.TrimSpace(body)) && int64(len(body)) <= maxBody:
+		case rw.status == http.StatusBadRequest && mt == "application/json" && int64(len(body)) <= maxBody && !json.Valid(bytes.TrimSpace(body)):
 			code = codeParseError
 		case strings.Contains(msg, "JSON RPC not handled"):
 			code = codeMethodNotFound
@@ -133,7 +140,7 @@ func jsonRPCRefusals(next http.Handler, maxBody int64) http.Handler {
 		w.Header().Del("X-Content-Type-Options")
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(rw.status)
-		w.Write(errorResponse(requestID(body), code, "request body: "+msg))
+		w.Write(errorResponse(requestID(body), code, msg))
 	})
 }
 

@@ -48,6 +48,13 @@ type Options struct {
 	RateBurst int
 	// MCP mounts the MCP streamable HTTP endpoint at /mcp.
 	MCP bool
+	// AllowedHosts are further Host names accepted on a loopback listener, for a reverse proxy
+	// on the same machine that passes the public name on (the DNS-rebinding check refuses
+	// every other name there).
+	AllowedHosts []string
+	// MCPSessionIdle closes an MCP session idle this long (0: 30 minutes); a client that never
+	// ends its sessions would otherwise keep each one, with its goroutines, for good.
+	MCPSessionIdle time.Duration
 	// Version is reported by /healthz and the MCP server.
 	Version string
 	// Registry receives the metrics (nil: a new registry). /metrics serves it.
@@ -62,6 +69,8 @@ type Server struct {
 	metrics *metrics
 	mux     *http.ServeMux
 	paths   map[string]*http.ServeMux // method → the paths of its routes (for 405's Allow)
+	// crossOrigin refuses state-changing requests a browser sends from another site.
+	crossOrigin *http.CrossOriginProtection
 	// streams ends when shutdown begins: MCP's server-to-client event streams (GET /mcp) hang
 	// until their request's context ends, so they are bound to it.
 	streams    context.Context
@@ -76,7 +85,10 @@ func New(r *router.Router, opts Options) *Server {
 	if opts.Registry == nil {
 		opts.Registry = prometheus.NewRegistry()
 	}
-	s := &Server{r: r, opts: opts, mux: http.NewServeMux(), paths: map[string]*http.ServeMux{}}
+	if opts.MCPSessionIdle <= 0 {
+		opts.MCPSessionIdle = 30 * time.Minute
+	}
+	s := &Server{r: r, opts: opts, mux: http.NewServeMux(), paths: map[string]*http.ServeMux{}, crossOrigin: http.NewCrossOriginProtection()}
 	s.streams, s.endStreams = context.WithCancel(context.Background())
 	if opts.RateLimit > 0 {
 		burst := opts.RateBurst
@@ -100,7 +112,7 @@ func New(r *router.Router, opts Options) *Server {
 		w.Write(OpenAPI)
 	}))
 	if opts.MCP {
-		s.mux.Handle("/mcp", s.guard("/mcp", s.endOnShutdown(NewMCPHandler(r, opts.Version, opts.MaxBodyBytes))))
+		s.mux.Handle("/mcp", s.guard("/mcp", s.endOnShutdown(NewMCPHandler(r, opts.Version, opts.MaxBodyBytes, opts.MCPSessionIdle))))
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, req *http.Request) {
 		if allow := s.allowed(req); len(allow) > 0 {
@@ -174,6 +186,18 @@ func (s *Server) guard(name string, next http.Handler) http.Handler {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		defer func() { s.metrics.observe(name, rec.status, time.Since(start)) }()
+		// A web page must not reach the API: not from another origin (the browser says so in
+		// Sec-Fetch-Site or Origin), nor through a name of its own resolved to this loopback
+		// address (DNS rebinding, where Origin and Host agree). Clients outside a browser send
+		// neither header and pass.
+		if err := s.crossOrigin.Check(req); err != nil {
+			writeError(rec, http.StatusForbidden, "cross_origin", "Origin", err.Error())
+			return
+		}
+		if s.reboundHost(req) {
+			writeError(rec, http.StatusForbidden, "invalid_host", "Host", fmt.Sprintf("%q is not a loopback name, and the server listens on a loopback address (a proxy that passes its public name on: --allow-host)", req.Host))
+			return
+		}
 		if s.opts.Token != "" {
 			// The scheme is case-insensitive (RFC 9110, section 11.1); the token is not.
 			scheme, got, ok := strings.Cut(strings.TrimSpace(req.Header.Get("Authorization")), " ")
@@ -191,6 +215,38 @@ func (s *Server) guard(name string, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(rec, req)
 	})
+}
+
+// reboundHost reports whether req reached a loopback listener under a Host that is neither a
+// loopback name or address nor one of Options.AllowedHosts.
+func (s *Server) reboundHost(req *http.Request) bool {
+	local, ok := req.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil || !isLoopback(local.String()) || isLoopback(req.Host) {
+		return false
+	}
+	host, _, err := net.SplitHostPort(req.Host)
+	if err != nil {
+		host = req.Host
+	}
+	for _, h := range s.opts.AllowedHosts {
+		if strings.EqualFold(h, host) {
+			return false
+		}
+	}
+	return true
+}
+
+// isLoopback reports whether hostport (a host, or host:port) names the loopback interface.
+func isLoopback(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = strings.Trim(hostport, "[]")
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 type statusRecorder struct {

@@ -1,6 +1,7 @@
 package serve_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -112,6 +113,54 @@ func TestBearerSchemeIsCaseInsensitive(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != tc.code {
 			t.Errorf("Authorization %q: %d, want %d", tc.header, resp.StatusCode, tc.code)
+		}
+	}
+}
+
+// A web page must not reach the API: a state-changing request a browser marks as cross-site
+// (Origin, Sec-Fetch-Site) is 403, and so is one that reached this loopback listener under a
+// name that is not loopback (DNS rebinding: the page's own name resolved to 127.0.0.1, where
+// Origin and Host agree). Requests from outside a browser carry neither header and pass, under
+// any loopback name. The same holds on /mcp, answered as a JSON-RPC error.
+func TestBrowsersFromOtherSitesAreRefused(t *testing.T) {
+	ts := httptest.NewServer(serve.New(newRouter(t), serve.Options{MCP: true, AllowedHosts: []string{"API.example.org"}}).Handler())
+	defer ts.Close()
+	_, port, _ := strings.Cut(strings.TrimPrefix(ts.URL, "http://"), ":")
+	body := `{"query": "weather"}`
+	for _, tc := range []struct {
+		name, path, host string
+		headers          map[string]string
+		status           int
+		code             string
+	}{
+		{"cross-site origin", "/v1/select", "", map[string]string{"Origin": "http://evil.example"}, 403, "cross_origin"},
+		{"cross-site fetch", "/v1/select", "", map[string]string{"Sec-Fetch-Site": "cross-site"}, 403, "cross_origin"},
+		{"rebound name", "/v1/select", "evil.example:" + port, map[string]string{"Origin": "http://evil.example:" + port}, 403, "invalid_host"},
+		{"rebound name, no origin", "/v1/select", "evil.example", nil, 403, "invalid_host"},
+		{"same origin", "/v1/select", "", map[string]string{"Origin": ts.URL, "Sec-Fetch-Site": "same-origin"}, 200, ""},
+		{"no browser", "/v1/select", "", nil, 200, ""},
+		{"localhost", "/v1/select", "localhost:" + port, nil, 200, ""},
+		{"IPv6 loopback name", "/v1/select", "[::1]:" + port, nil, 200, ""},
+		{"mcp, rebound name", "/mcp", "evil.example", nil, 403, ""},
+		{"a proxy's allowed name", "/v1/select", "api.example.org", nil, 200, ""},
+	} {
+		req, _ := http.NewRequest("POST", ts.URL+tc.path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if tc.host != "" {
+			req.Host = tc.host
+		}
+		for k, v := range tc.headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out map[string]any
+		json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || (tc.code != "" && errCode(out) != tc.code) || (tc.path == "/mcp" && out["error"] == nil) {
+			t.Errorf("%s: %d %v, want %d %s", tc.name, resp.StatusCode, out, tc.status, tc.code)
 		}
 	}
 }
