@@ -3,8 +3,10 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -97,12 +99,31 @@ again. The LLM server must be running: rated llm up.`,
 	return cmd
 }
 
-// checkBuildBenchCounts refuses, before anything is read or asked, counts that cannot build a
-// benchmark: --top-k below 1, and negative --tools, --per-platform, --real-limit, --concurrency,
-// --hard-negatives or --random-negatives (0 means all, or the config's value, where the flag says so).
-func checkBuildBenchCounts(f buildBenchFlags) error {
-	if f.topK < 1 {
+// checkBuildBenchCounts refuses, before anything is read or asked, settings that cannot build a
+// benchmark: --top-k or --queries-per-tool below 1; negative --tools, --per-platform,
+// --real-limit, --concurrency, --hard-negatives, --random-negatives or --min-words (0 means all,
+// or the config's value, where the flag says so); --max-words below --min-words; --dedupe,
+// --keep-score or --min-success outside [0, 1]; and --no-syn with --no-real.
+func checkBuildBenchCounts(f buildBenchFlags, syn synth.SynConfig) error {
+	switch {
+	case f.topK < 1:
 		return fmt.Errorf("--top-k %d: each real query needs at least 1 candidate tool", f.topK)
+	case !f.noSyn && syn.QueriesPerTool < 1:
+		return fmt.Errorf("--queries-per-tool %d: must be at least 1", syn.QueriesPerTool)
+	case syn.MinWords < 0:
+		return fmt.Errorf("--min-words %d: must be >= 0", syn.MinWords)
+	case syn.MaxWords < syn.MinWords:
+		return fmt.Errorf("--max-words %d: below --min-words %d, every query would be dropped", syn.MaxWords, syn.MinWords)
+	case f.noSyn && f.noReal && !f.retrievalOnly:
+		return errors.New("--no-syn and --no-real: nothing left to build")
+	}
+	for _, c := range []struct {
+		flag string
+		v    float64
+	}{{"dedupe", syn.DedupeThreshold}, {"keep-score", f.keepScore}, {"min-success", f.minSuccess}} {
+		if math.IsNaN(c.v) || c.v < 0 || c.v > 1 {
+			return fmt.Errorf("--%s %v: must be in [0, 1]", c.flag, c.v)
+		}
 	}
 	for _, c := range []struct {
 		flag string
@@ -193,7 +214,7 @@ func openBenchRetriever(ctx context.Context, spec string, h home.Home, flags enc
 }
 
 func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, real synth.RealConfig) error {
-	if err := checkBuildBenchCounts(f); err != nil {
+	if err := checkBuildBenchCounts(f, syn); err != nil {
 		return err
 	}
 	// SIGINT and SIGTERM cancel c.Context() (Execute): finished requests stay journaled.

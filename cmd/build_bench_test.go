@@ -268,6 +268,13 @@ func TestBuildBenchRefusesBadCounts(t *testing.T) {
 		{[]string{"--per-platform", "-2"}, "--per-platform -2: must be >= 0"},
 		{[]string{"--real-limit", "-5"}, "--real-limit -5: must be >= 0"},
 		{[]string{"--hard-negatives", "-1"}, "--hard-negatives -1: must be >= 0"},
+		// These panicked or failed only after the LLM had generated everything.
+		{[]string{"--queries-per-tool", "-2"}, "--queries-per-tool -2: must be at least 1"},
+		{[]string{"--queries-per-tool", "0"}, "--queries-per-tool 0: must be at least 1"},
+		{[]string{"--min-words", "10", "--max-words", "5"}, "--max-words 5: below --min-words 10"},
+		{[]string{"--dedupe", "2"}, "--dedupe 2: must be in [0, 1]"},
+		{[]string{"--keep-score", "-1"}, "--keep-score -1: must be in [0, 1]"},
+		{[]string{"--min-success", "1.5"}, "--min-success 1.5: must be in [0, 1]"},
 	} {
 		out := filepath.Join(t.TempDir(), "out")
 		_, _, err := runRated(append([]string{"build-bench", "--out", out, "--retrieval-only", "--retriever", "bm25"}, c.args...)...)

@@ -81,8 +81,25 @@ checkpoints/last unless --fresh.`,
 				name = filepath.Base(filepath.Clean(outDir))
 			}
 			log := cmd.ErrOrStderr()
-			// The benchmark is read and its splits checked before the output set begins and the
-			// training graph is built (15 s or more, 87 MB), so a wrong --bench or split fails at once.
+			h, err := assetHome(cmd)
+			if err != nil {
+				return err
+			}
+			// The model, the benchmark and its splits are checked before the output set begins
+			// and the training graph is built (15 s or more, 87 MB), so a wrong flag fails at once.
+			if !fileExists(filepath.Join(modelDir, "rated.yaml")) {
+				installed := filepath.Join(h.ModelsDir(), modelDir)
+				if filepath.Base(modelDir) != modelDir || !fileExists(filepath.Join(installed, "rated.yaml")) {
+					return fmt.Errorf("finetune: --model %s: not a model folder (no rated.yaml); give a folder or the name of one installed under %s (rated setup models)", modelDir, h.ModelsDir())
+				}
+				modelDir = installed // an installed model's name, as the other commands take it
+			}
+			if err := refuseOverlap(outDir, input{"--model", modelDir}, input{"--bench", benchDir}); err != nil {
+				return fmt.Errorf("finetune: %w", err)
+			}
+			if negatives != "" && !bench.FileExists(negatives) {
+				return fmt.Errorf("finetune: --negatives %s: no such file (leave the flag out for BENCH/negatives.jsonl, or BM25 negatives where there is none)", negatives)
+			}
 			if synDir, ok := buildBenchSynDir(benchDir); ok {
 				fmt.Fprintf(log, "finetune: %s is a rated build-bench output folder: training on its EcoAgent-Syn, %s\n", benchDir, synDir)
 				benchDir = synDir
@@ -99,10 +116,6 @@ checkpoints/last unless --fresh.`,
 				return fmt.Errorf("finetune: %w", err)
 			}
 			defer set.Abort()
-			h, err := assetHome(cmd)
-			if err != nil {
-				return err
-			}
 			if lib == "" {
 				lib = h.TrainingLibrary()
 				if device == encode.DeviceCUDA {

@@ -25,6 +25,16 @@ func runFinetune(args ...string) error {
 }
 
 // TestFinetuneFlagErrors covers the checks made before any library or model is loaded.
+// modelFolder is a folder that passes finetune's first check of --model (its rated.yaml).
+func modelFolder(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rated.yaml"), []byte("name: m\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 func TestFinetuneFlagErrors(t *testing.T) {
 	// Prebuilt artifacts for batch 4 while the flags ask for the default batch 8.
 	art := t.TempDir()
@@ -55,7 +65,7 @@ func TestFinetuneFlagErrors(t *testing.T) {
 	empty := t.TempDir()
 	out := filepath.Join(t.TempDir(), "out")
 	// The benchmark has no dev split: validation off.
-	dirs := []string{"--model", t.TempDir(), "--bench", benchDir, "--out", out, "--val-split", "-"}
+	dirs := []string{"--model", modelFolder(t), "--bench", benchDir, "--out", out, "--val-split", "-"}
 	cases := []struct {
 		name string
 		args []string
@@ -66,11 +76,18 @@ func TestFinetuneFlagErrors(t *testing.T) {
 		{"tpu", append([]string{"--device", "tpu"}, dirs...), `--device "tpu": want cpu or cuda`},
 		{"negative kind", append([]string{"--negative-kinds", "random,bm25"}, dirs...), `--negative-kinds "bm25": want hard and/or random`},
 		// The benchmark is read before the training graph would be built: no artifacts, no venv needed.
-		{"no benchmark", []string{"--model", t.TempDir(), "--bench", empty, "--out", out, "--home", t.TempDir()}, "benchmark " + empty + ": corpus.jsonl"},
+		{"no benchmark", []string{"--model", modelFolder(t), "--bench", empty, "--out", out, "--home", t.TempDir()}, "benchmark " + empty + ": corpus.jsonl"},
 		{"stale artifacts", append([]string{"--artifacts", art}, dirs...), "was built with batch 4, hard negatives 1, length 16"},
-		{"build-bench folder", []string{"--artifacts", art, "--model", t.TempDir(), "--bench", buildBenchDir, "--out", out, "--val-split", "-"}, "was built with batch 4"},
-		{"gzip release folder", []string{"--artifacts", art, "--model", t.TempDir(), "--bench", releaseDir, "--out", out, "--val-split", "-"}, "was built with batch 4"},
+		{"build-bench folder", []string{"--artifacts", art, "--model", modelFolder(t), "--bench", buildBenchDir, "--out", out, "--val-split", "-"}, "was built with batch 4"},
+		{"gzip release folder", []string{"--artifacts", art, "--model", modelFolder(t), "--bench", releaseDir, "--out", out, "--val-split", "-"}, "was built with batch 4"},
 		{"missing artifacts", append([]string{"--artifacts", t.TempDir()}, dirs...), "artifacts.json"},
+		// The source model is checked first: a folder without rated.yaml, a name not installed,
+		// an --out that is the model (it would be replaced by the fine-tuned one) or inside it.
+		{"not a model", []string{"--model", empty, "--bench", benchDir, "--out", out, "--home", t.TempDir()}, "--model " + empty + ": not a model folder (no rated.yaml)"},
+		{"not installed", []string{"--model", "no-such-model", "--bench", benchDir, "--out", out, "--home", t.TempDir()}, "--model no-such-model: not a model folder"},
+		{"out is the model", []string{"--model", dirs[1], "--bench", benchDir, "--out", dirs[1], "--val-split", "-"}, "overlap"},
+		{"out inside the model", []string{"--model", dirs[1], "--bench", benchDir, "--out", filepath.Join(dirs[1], "ft"), "--val-split", "-"}, "overlap"},
+		{"missing negatives", append([]string{"--negatives", filepath.Join(empty, "negatives.jsonl")}, dirs...), "negatives.jsonl: no such file"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -106,7 +123,7 @@ func TestFinetuneRefusesBeforeWork(t *testing.T) {
 	}
 	for _, c := range cases {
 		out := filepath.Join(t.TempDir(), "out")
-		err := runFinetune(append([]string{"--model", t.TempDir(), "--bench", benchDir, "--out", out, "--home", t.TempDir()}, c.args...)...)
+		err := runFinetune(append([]string{"--model", modelFolder(t), "--bench", benchDir, "--out", out, "--home", t.TempDir()}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %v, want it to contain %q", c.args, err, c.want)
 		}

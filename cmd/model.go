@@ -186,18 +186,8 @@ tuned ones. Choose A on a dev split (rated eval offline --split dev), never on t
 			}
 			// The set replaces --out as a whole: an input inside it (or --out inside an input)
 			// would be lost or read half-replaced.
-			for _, in := range []struct{ flag, dir string }{{"--base", base}, {"--tuned", tuned}} {
-				inside, err := outdir.Holds(out, in.dir)
-				if err != nil {
-					return err
-				}
-				around, err := outdir.Holds(in.dir, out)
-				if err != nil {
-					return err
-				}
-				if inside || around {
-					return fmt.Errorf("--out %s and %s %s overlap; write the mix to another folder", out, in.flag, in.dir)
-				}
+			if err := refuseOverlap(out, input{"--base", base}, input{"--tuned", tuned}); err != nil {
+				return err
 			}
 			if name == "" {
 				name = filepath.Base(filepath.Clean(out))

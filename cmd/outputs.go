@@ -1,6 +1,10 @@
 package cmd
 
-import "github.com/rated-dev/rated/internal/outdir"
+import (
+	"fmt"
+
+	"github.com/rated-dev/rated/internal/outdir"
+)
 
 // The output sets of the commands (internal/outdir): the top-level names each writes into its
 // --out (an older --out holding only these is replaced; anything else is refused) and the resume
@@ -8,7 +12,7 @@ import "github.com/rated-dev/rated/internal/outdir"
 
 func evalDynamicOutput() outdir.Options {
 	return outdir.Options{Command: "eval dynamic", Owns: []string{"table2.*", "paired.*", "bounds.*", "config.yaml", "runs.jsonl", "sr-*.png",
-		"sweep.*", "sweep-*.png", "chosen.yaml"}}
+		"sweep.*", "sweep-*.png", "chosen.yaml", "goals.*"}}
 }
 
 func evalOfflineOutput() outdir.Options {
@@ -49,4 +53,26 @@ func finetuneOutput() outdir.Options {
 // modelInterpolateOutput is a model folder, as finetune writes it, without the resume state.
 func modelInterpolateOutput() outdir.Options {
 	return outdir.Options{Command: "model interpolate", Owns: []string{"*.onnx", "tokenizer.json", "rated.yaml"}}
+}
+
+// input is a folder a command reads, named by its flag.
+type input struct{ flag, dir string }
+
+// refuseOverlap refuses --out when it holds one of the inputs or lies inside one: the set
+// replaces --out as a whole, so the input would be lost or read half-replaced.
+func refuseOverlap(out string, inputs ...input) error {
+	for _, in := range inputs {
+		inside, err := outdir.Holds(out, in.dir)
+		if err != nil {
+			return err
+		}
+		around, err := outdir.Holds(in.dir, out)
+		if err != nil {
+			return err
+		}
+		if inside || around {
+			return fmt.Errorf("--out %s and %s %s overlap; write to another folder", out, in.flag, in.dir)
+		}
+	}
+	return nil
 }

@@ -222,6 +222,12 @@ func checkOwned(final string, opts Options) error {
 	}
 	listed := map[string]bool{ManifestName: true}
 	if m, err := ReadManifest(final); err == nil {
+		// Another command's set is its user's results (a benchmark, a model), not this run's
+		// to replace.
+		if m.Command != "" && baseCommand(m.Command) != baseCommand(opts.Command) {
+			return fmt.Errorf("output directory %s holds the results of rated %s, which rated %s would replace as a whole: choose another output directory",
+				final, m.Command, opts.Command)
+		}
 		for p := range m.Files {
 			top, _, _ := strings.Cut(p, "/")
 			listed[top] = true
@@ -253,6 +259,13 @@ func checkOwned(final string, opts Options) error {
 			final, strings.Join(foreign, ", "), opts.Command)
 	}
 	return nil
+}
+
+// baseCommand is a command name without its flags ("build-bench --retrieval-only" →
+// "build-bench"): variants of one command may replace each other's sets.
+func baseCommand(c string) string {
+	base, _, _ := strings.Cut(c, " --")
+	return base
 }
 
 // Dir is where the new set's files are written.

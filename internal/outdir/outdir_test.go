@@ -209,6 +209,28 @@ func TestForeignFilesAreRefused(t *testing.T) {
 	}
 }
 
+// TestAnotherCommandsSetIsRefused: a set another command wrote (a benchmark, a model) is not
+// replaced, however its files are named; a variant of the same command ("test --flag") may
+// replace it.
+func TestAnotherCommandsSetIsRefused(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	commitSet(t, dir, map[string]string{"table.md": "the test's"})
+	other := Options{Command: "build-bench", Owns: []string{"*"}, Keep: []string{"journal"}}
+	if _, err := Begin(dir, other); err == nil || !strings.Contains(err.Error(), "holds the results of rated test, which rated build-bench would replace") {
+		t.Fatalf("another command's set: %v", err)
+	}
+	if read(t, filepath.Join(dir, "table.md")) != "the test's" {
+		t.Fatal("table.md changed")
+	}
+	variant := opts
+	variant.Command = "test --retrieval-only"
+	s, err := Begin(dir, variant)
+	if err != nil {
+		t.Fatalf("a variant of the same command: %v", err)
+	}
+	s.Abort()
+}
+
 // TestKeepCarriesResumeState: entries written in place (a journal) reach the new set as hard
 // links of the same files, and are not listed with hashes in the manifest.
 func TestKeepCarriesResumeState(t *testing.T) {

@@ -175,8 +175,14 @@ func (c Config) Check() error {
 	case c.Rounds < 0 || (c.Baseline != "" && c.Rounds < 1):
 		return fmt.Errorf("--rounds %d: the randomisation test against the baseline needs at least 1 round", c.Rounds)
 	}
-	// A cutoff beyond the run depth would be computed on the first Depth tools and mislabelled.
+	// A cutoff beyond the run depth would be computed on the first Depth tools and mislabelled;
+	// a measure listed twice would be summed into one column twice.
+	seen := map[string]bool{}
 	for _, m := range c.Measures {
+		if seen[m.String()] {
+			return fmt.Errorf("--measures: %s listed twice", m)
+		}
+		seen[m.String()] = true
 		if m.K > c.Depth {
 			return fmt.Errorf("--measures %s: cutoff %d is above --depth %d (each run holds at most %d tools): raise --depth or lower the cutoff", m, m.K, c.Depth, c.Depth)
 		}

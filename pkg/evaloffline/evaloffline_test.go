@@ -128,6 +128,10 @@ func TestRunErrors(t *testing.T) {
 			c.Depth, c.Measures = 5, []metrics.Measure{{Kind: metrics.RR}, {Kind: metrics.Recall, K: 5}, {Kind: metrics.Recall, K: 50}}
 		}, "--measures Recall@50: cutoff 50 is above --depth 5"},
 		{func(c *Config, _ *bench.Bench) { c.Retrievers = []string{"bm25:k1=x"}; c.Baseline = "" }, `bm25:k1=x: parameter "k1=x"`},
+		// Summed into one column twice, MRR came out doubled.
+		{func(c *Config, _ *bench.Bench) {
+			c.Measures = []metrics.Measure{{Kind: metrics.RR}, {Kind: metrics.Recall, K: 5}, {Kind: metrics.RR}}
+		}, "--measures: MRR listed twice"},
 		{func(_ *Config, b *bench.Bench) { b.Corpus[0].ID = "two words" }, "white space"},
 		{func(_ *Config, b *bench.Bench) { b.Splits["test"] = bench.Qrels{"q4": {"calendar": 0}} }, "no query has a relevant tool"},
 	}
