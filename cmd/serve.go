@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
+	"github.com/rated-dev/rated/configs"
 	"github.com/rated-dev/rated/internal/textfile"
 	"github.com/rated-dev/rated/pkg/bandit"
 	"github.com/rated-dev/rated/pkg/catalog"
@@ -340,7 +341,7 @@ func loadPolicySpec(path string) (*bandit.Spec, error) {
 	if path == "" {
 		return nil, nil
 	}
-	raw, err := os.ReadFile(path)
+	raw, err := configs.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--policy: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/rated-dev/rated/configs"
 	"github.com/rated-dev/rated/pkg/catalog"
 )
 
@@ -33,7 +34,7 @@ type SourcesConfig struct {
 
 // LoadSources reads and checks a sources file.
 func LoadSources(path string) (*SourcesConfig, error) {
-	data, err := os.ReadFile(path)
+	data, err := configs.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read sources: %w", err)
 	}

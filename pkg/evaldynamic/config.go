@@ -9,9 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
-	"path"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -146,36 +143,18 @@ func readFiles(v *viper.Viper, files []string) error {
 	return nil
 }
 
-// readConfigFile reads a --config file. A path that names no file on disk but one of the
-// shipped configs (configs/NAME.yaml or NAME.yaml, as the docs' commands write them) reads the
-// copy embedded in the binary, so those commands work from an installed rated outside the
-// repository; a file on disk always wins.
+// readConfigFile reads a --config file, or the copy of a shipped one embedded in the binary
+// (configs.ReadFile); a missing one lists the shipped configs.
 func readConfigFile(f string) ([]byte, error) {
-	data, err := os.ReadFile(f)
+	data, err := configs.ReadFile(f)
 	switch {
 	case err == nil:
 		return data, nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("config %s: %w", f, err)
 	}
-	if name, ok := embeddedConfigName(f); ok {
-		if data, err := configs.Files.ReadFile(name); err == nil {
-			return data, nil
-		}
-	}
 	shipped, _ := fs.Glob(configs.Files, "*.yaml")
 	return nil, fmt.Errorf("config %s: no such file, and not one of the configs embedded in the binary (configs/*.yaml: %s)", f, strings.Join(shipped, ", "))
-}
-
-// embeddedConfigName is the name in configs.Files that the path f may mean: its base name when
-// f is NAME.yaml or configs/NAME.yaml (relative, forward or native separators).
-func embeddedConfigName(f string) (string, bool) {
-	clean := filepath.ToSlash(filepath.Clean(f))
-	dir, base := path.Split(clean)
-	if (dir != "" && dir != "configs/") || path.Ext(base) != ".yaml" {
-		return "", false
-	}
-	return base, true
 }
 
 // PaperConfig returns the embedded configs/paper.yaml alone: no files, environment or flags.

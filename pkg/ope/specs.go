@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/rated-dev/rated/configs"
 	"github.com/rated-dev/rated/pkg/bandit"
 )
 
@@ -23,7 +23,7 @@ func LoadSpecs(arg string) (specs []bandit.Spec, skipped []string, err error) {
 		s, err := bandit.RecommendedSpec()
 		return []bandit.Spec{s}, nil, err
 	}
-	raw, err := os.ReadFile(arg)
+	raw, err := configs.ReadFile(arg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--policies: %w", err)
 	}
@@ -39,6 +39,8 @@ func ParseSpecs(raw []byte, name string) (specs []bandit.Spec, skipped []string,
 	if len(node.Content) == 0 {
 		return nil, nil, fmt.Errorf("%s: no policy spec", name)
 	}
+	// Each spec is decoded alone below: an alias (paper.yaml's *kernel) would lose its anchor.
+	inlineAliases(&node, 0)
 	doc := node.Content[0]
 	key := ""
 	if doc.Kind == yaml.MappingNode {
@@ -99,4 +101,25 @@ func ParseSpecs(raw []byte, name string) (specs []bandit.Spec, skipped []string,
 		return nil, skipped, fmt.Errorf("%s: no policy that can run on a log", name)
 	}
 	return specs, skipped, nil
+}
+
+// inlineAliases replaces every alias node under n with a copy of the node it refers to (depth
+// bounds the copies: YAML's billion laughs), so that any part of the document decodes alone.
+func inlineAliases(n *yaml.Node, depth int) {
+	if depth > 64 {
+		return
+	}
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		line, col := n.Line, n.Column
+		*n = *n.Alias
+		n.Anchor, n.Line, n.Column = "", line, col
+		n.Content = append([]*yaml.Node(nil), n.Content...)
+		for i, c := range n.Content {
+			cp := *c
+			n.Content[i] = &cp
+		}
+	}
+	for _, c := range n.Content {
+		inlineAliases(c, depth+1)
+	}
 }

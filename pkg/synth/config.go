@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/rated-dev/rated/configs"
 )
 
 // LLMConfig is configs/llm.yaml: the local server (used by scripts/llm-up) and the client
@@ -64,7 +66,7 @@ const baseKey = "base"
 // is type-checked like the file. Unknown keys and bad values are errors naming the file or the
 // variable.
 func LoadLLMConfig(path string, getenv func(string) string) (LLMConfig, error) {
-	data, err := os.ReadFile(path)
+	data, err := configs.ReadFile(path)
 	if err != nil {
 		return LLMConfig{}, fmt.Errorf("llm config: %w", err)
 	}
@@ -132,7 +134,7 @@ func loadConfigNode(path string, data []byte, depth int) (*yaml.Node, error) {
 		return nil, fmt.Errorf("llm config %s: base %q: more than 4 levels of bases (a cycle?)", path, base)
 	}
 	bpath := filepath.Join(filepath.Dir(path), base)
-	bdata, err := os.ReadFile(bpath)
+	bdata, err := configs.ReadFile(bpath)
 	if err != nil {
 		return nil, fmt.Errorf("llm config %s: base: %w", path, err)
 	}
