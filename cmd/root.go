@@ -1,7 +1,10 @@
 package cmd
 
 import (
+	"errors"
+	"fmt"
 	"github.com/spf13/cobra"
+	"strings"
 
 	"github.com/rated-dev/rated/pkg/provenance"
 )
@@ -33,5 +36,38 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newFinetuneCmd())
 	root.AddCommand(newSetupCmd())
 	root.AddCommand(newServeCmd())
+	strictArgs(root)
 	return root
+}
+
+// strictArgs makes a stray word an error rather than something ignored: a command that takes
+// no positional arguments refuses them (`rated eval dynamic configs/x.yaml` ran the paper's
+// config, without the file), and a group refuses an unknown subcommand (`rated eval dynamc`
+// printed help and exited 0), suggesting the near ones. Commands that declare their own Args
+// keep them.
+func strictArgs(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		strictArgs(sub)
+	}
+	switch {
+	case !c.HasParent():
+		// The root already refuses unknown commands.
+	case c.HasSubCommands() && !c.Runnable():
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return c.Help()
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+			if c.SuggestionsMinimumDistance <= 0 {
+				c.SuggestionsMinimumDistance = 2 // cobra's own default for the root
+			}
+			if near := c.SuggestionsFor(args[0]); len(near) > 0 {
+				msg += "; did you mean " + strings.Join(near, " or ") + "?"
+			}
+			return errors.New(msg)
+		}
+	case c.Args == nil:
+		c.Args = cobra.NoArgs
+	}
 }

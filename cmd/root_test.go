@@ -124,3 +124,25 @@ func ratedChild(args ...string) *exec.Cmd {
 	c.Env = append(os.Environ(), "RATED_EXECUTE_ARGS="+strings.Join(args, "\x1f"))
 	return c
 }
+
+// A stray word is an error: positional arguments to a command that takes none (once ignored, so
+// that `eval dynamic configs/x.yaml` ran the paper's config) and an unknown subcommand of a
+// group (once help and status 0), with the near names suggested.
+func TestStrayArgumentsAreRefused(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"eval", "dynamc"}, `unknown command "dynamc" for "rated eval"; did you mean dynamic?`},
+		{[]string{"model", "lst"}, `unknown command "lst" for "rated model"; did you mean list?`},
+		{[]string{"eval", "dynamic", "configs/extended.yaml"}, `unknown command "configs/extended.yaml" for "rated eval dynamic"`},
+		{[]string{"reproduce", "2"}, `unknown command "2" for "rated reproduce"`},
+	} {
+		if _, _, err := runRated(c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+	}
+	if _, _, err := runRated("eval"); err != nil {
+		t.Errorf("a group alone shows its help: %v", err)
+	}
+}

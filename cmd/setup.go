@@ -34,6 +34,7 @@ Parts (disk use as measured on Linux x86-64, README "Prerequisites"):
 
 Without a part, lists the parts with whether each is installed and the disk it takes.
 Dense retrieval (eval dynamic, eval offline, reproduce, make demo) needs onnxruntime and models.`,
+		Args: cobra.ArbitraryArgs, // the parts; setup.Select names an unknown one
 		RunE: func(c *cobra.Command, args []string) error {
 			h, err := assetHome(c)
 			if err != nil {

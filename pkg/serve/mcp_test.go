@@ -228,7 +228,7 @@ func TestMCPHTTPRefusesMalformedMessages(t *testing.T) {
 		t.Fatalf("initialized: status %d", resp.StatusCode)
 	}
 	resp, m = post(`{"jsonrpc":"2.0","id":2,"method":"no/such/method"}`, session)
-	if e, _ := m["error"].(map[string]any); e == nil || e["code"] != -32601.0 || m["id"] != 2.0 {
-		t.Errorf("unknown method: response %v, want error -32601 with id 2", m)
+	if e, _ := m["error"].(map[string]any); e == nil || e["code"] != -32601.0 || m["id"] != 2.0 || resp.StatusCode >= 500 {
+		t.Errorf("unknown method: status %d, response %v, want error -32601 with id 2", resp.StatusCode, m)
 	}
 }
