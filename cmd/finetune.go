@@ -181,7 +181,7 @@ checkpoints/last unless --fresh.`,
 				return err
 			}
 			defer rt.Close()
-			st, err := train.Run(train.Config{
+			st, err := train.Run(cmd.Context(), train.Config{
 				Runtime: rt, EncodeRuntime: encode.NewRuntime(lib), Artifacts: art, ModelDir: modelDir, OutDir: set.Final(), ExportDir: set.Dir(), Name: name,
 				Bench: b, BenchDir: benchDir, TrainSplit: trainSplit, ValSplit: valSplit, NegativesPath: negatives, NegativeKinds: negativeKinds,
 				LR: lr, Warmup: warmup, Epochs: epochs, MaxSteps: maxSteps, Seed: seed, ValEvery: valEvery, ValMaxQueries: valMax,

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -32,7 +33,7 @@ func TestFineTuneOnGemmaSynRaisesDevMRR(t *testing.T) {
 	cfg := Config{Runtime: rt, EncodeRuntime: ert, Artifacts: testArtifacts(t, "all-minilm-l6-v2-b8-s32"), ModelDir: model,
 		OutDir: out, Bench: b, BenchDir: synFixture, NegativesPath: filepath.Join(synFixture, "negatives.jsonl"),
 		LR: 2e-5, Warmup: 10, Epochs: 1, Seed: 1, ValEvery: 0, CheckpointEvery: 1000, Threads: 2}
-	st, err := Run(cfg)
+	st, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

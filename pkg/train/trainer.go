@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -167,8 +168,9 @@ func (c *Config) fill() error {
 // Run fine-tunes, keeps the best checkpoint by validation MRR, and exports the chosen parameters
 // (best by validation, else the last) as a model folder in OutDir with TRAINING.md. It returns the
 // final state. On divergence it stops with ErrDiverged; checkpoints/last then holds the last good
-// state.
-func Run(cfg Config) (*State, error) {
+// state. Once ctx ends it stops between steps with ctx's error, after saving checkpoints/last at
+// the step reached, so that the next run resumes there.
+func Run(ctx context.Context, cfg Config) (*State, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
@@ -179,12 +181,12 @@ func Run(cfg Config) (*State, error) {
 	if t.now == nil {
 		t.now = time.Now
 	}
-	return t.run()
+	return t.run(ctx)
 }
 
 func (t *trainer) logf(format string, args ...any) { fmt.Fprintf(t.log, format+"\n", args...) }
 
-func (t *trainer) run() (*State, error) {
+func (t *trainer) run(ctx context.Context) (*State, error) {
 	cfg, art := t.cfg, t.art
 	mcfg, err := encode.LoadConfig(cfg.ModelDir)
 	if err != nil {
@@ -276,6 +278,14 @@ func (t *trainer) run() (*State, error) {
 	}
 	loopStart := t.now()
 	for t.st.Step < total {
+		if err := ctx.Err(); err != nil {
+			if t.st.Step > 0 {
+				if serr := save(); serr != nil {
+					return nil, errors.Join(err, serr)
+				}
+			}
+			return &t.st, fmt.Errorf("finetune: stopped at step %d of %d (checkpoints/last saved; the same command resumes): %w", t.st.Step, total, err)
+		}
 		step := t.st.Step
 		batchEx := make([]Example, art.Batch)
 		for i, idx := range plan[step] {

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -169,7 +170,7 @@ func readState(t *testing.T, out string) State {
 func TestRunExportsValidatesAndResumes(t *testing.T) {
 	full := filepath.Join(t.TempDir(), "full")
 	cfg := runConfig(t, full)
-	st, err := Run(cfg)
+	st, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,14 +205,24 @@ func TestRunExportsValidatesAndResumes(t *testing.T) {
 	part := filepath.Join(t.TempDir(), "part")
 	pc := runConfig(t, part)
 	pc.stopAfter = 2
-	if _, err := Run(pc); !errors.Is(err, errStopped) {
+	if _, err := Run(context.Background(), pc); !errors.Is(err, errStopped) {
 		t.Fatalf("stopped run: %v", err)
 	}
 	if got := readState(t, part).Step; got != 2 {
 		t.Fatalf("stopped run saved step %d, want 2", got)
 	}
+	// An ended context (SIGINT) stops the run before its next step, the checkpoint saved at the
+	// step reached; the resume below is unaffected.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, runConfig(t, part)); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "stopped at step 2 of") {
+		t.Fatalf("run with an ended context: %v", err)
+	}
+	if got := readState(t, part).Step; got != 2 {
+		t.Fatalf("after the ended context the state is at step %d, want 2", got)
+	}
 	rc := runConfig(t, part)
-	rst, err := Run(rc)
+	rst, err := Run(context.Background(), rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +243,7 @@ func TestRunStopsOnDivergence(t *testing.T) {
 	cfg := runConfig(t, out)
 	cfg.LR, cfg.Warmup, cfg.ValSplit = 1e38, 0, "-"
 	cfg.CheckpointEvery = 1
-	_, runErr := Run(cfg)
+	_, runErr := Run(context.Background(), cfg)
 	if !errors.Is(runErr, ErrDiverged) {
 		t.Fatalf("want ErrDiverged, got %v", runErr)
 	}
