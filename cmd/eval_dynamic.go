@@ -1,7 +1,11 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -90,6 +94,19 @@ and commit.`,
 				return err
 			}
 			defer set.Abort()
+			// The decision log is written in place, beside the set: a run that does not
+			// commit (an error, SIGINT) takes its files away with the set, which the check above
+			// makes safe (the directory held no *.jsonl), so that the same command can run again.
+			committed := false
+			if decisionLog != "" {
+				_, statErr := os.Stat(decisionLog)
+				created := errors.Is(statErr, fs.ErrNotExist)
+				defer func() {
+					if !committed {
+						removeDecisionLog(decisionLog, created, cmd.ErrOrStderr())
+					}
+				}()
+			}
 			b, name, err := loadBench(benchDir)
 			if err != nil {
 				return err
@@ -148,6 +165,7 @@ and commit.`,
 			if err := set.Commit(); err != nil {
 				return err
 			}
+			committed = true
 			fmt.Fprintln(cmd.OutOrStdout(), out.Table.Markdown())
 			extra := ""
 			if len(out.Bounds) > 0 {
@@ -192,4 +210,21 @@ func loadBench(dir string) (*bench.Bench, string, error) {
 	}
 	b, err := bench.ReadDir(dir)
 	return b, dir, err
+}
+
+// removeDecisionLog removes the decision-log files of a run that did not commit, and dir itself
+// when the run created it (and it is empty then); what fails is said on log.
+func removeDecisionLog(dir string, created bool, log io.Writer) {
+	files, err := decisionlog.FilesIn(dir)
+	for _, f := range files {
+		err = errors.Join(err, os.Remove(f))
+	}
+	if created {
+		if rerr := os.Remove(dir); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = errors.Join(err, rerr)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(log, "rated: the unfinished decision log in %s was not removed whole: %v\n", dir, err)
+	}
 }

@@ -48,13 +48,20 @@ func TestInterruptRemovesUnfinishedOutputSet(t *testing.T) {
 	for _, tc := range []struct {
 		name, says string
 		args       []string
+		logged     bool // with a --decision-log, which must go with the set
 	}{
-		{"watches the context", "rated: interrupted: context canceled", []string{"eval", "dynamic", "--bench", bench, "--config", cfg, "--retriever", "bm25"}},
-		{"ignores the context", "did not stop within 1s", []string{ignoresContext}},
+		{"watches the context", "rated: interrupted: context canceled", []string{"eval", "dynamic", "--bench", bench, "--config", cfg, "--retriever", "bm25"}, false},
+		{"with a decision log", "rated: interrupted: context canceled", []string{"eval", "dynamic", "--bench", bench, "--config", cfg, "--retriever", "bm25"}, true},
+		{"ignores the context", "did not stop within 1s", []string{ignoresContext}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "D")
-			child := ratedChild(append(tc.args, "--out", out)...)
+			dlog := filepath.Join(t.TempDir(), "decisions")
+			args := append(tc.args, "--out", out)
+			if tc.logged {
+				args = append(args, "--decision-log", dlog)
+			}
+			child := ratedChild(args...)
 			var stderr bytes.Buffer
 			child.Stderr = &stderr
 			child.Env = append(child.Env, "RATED_ASSETS="+t.TempDir())
@@ -64,9 +71,9 @@ func TestInterruptRemovesUnfinishedOutputSet(t *testing.T) {
 			defer child.Process.Kill()
 			// The set has begun once its temporary directory exists beside --out.
 			deadline := time.Now().Add(60 * time.Second)
-			for len(leftovers(t, out)) == 0 {
+			for len(leftovers(t, out)) == 0 || (tc.logged && !hasFiles(dlog)) {
 				if time.Now().After(deadline) {
-					t.Fatalf("no output set begun after 60 s:\n%s", stderr.String())
+					t.Fatalf("no output set (or decision log) begun after 60 s:\n%s", stderr.String())
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
@@ -86,8 +93,17 @@ func TestInterruptRemovesUnfinishedOutputSet(t *testing.T) {
 			if l := leftovers(t, out); len(l) > 0 {
 				t.Errorf("temporary files left: %v", l)
 			}
+			if _, err := os.Stat(dlog); tc.logged && !os.IsNotExist(err) {
+				t.Errorf("--decision-log %s exists after the interrupted run (%v): the same command could not run again", dlog, err)
+			}
 		})
 	}
+}
+
+// hasFiles reports whether dir holds any entry.
+func hasFiles(dir string) bool {
+	es, _ := os.ReadDir(dir)
+	return len(es) > 0
 }
 
 // ignoresContext names a command of the helper process's tree (not of rated's) that begins an
