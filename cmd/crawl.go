@@ -38,6 +38,14 @@ and prints per platform the tools found, the share with an endpoint, the share n
 after probing, the share broken or lacking authentication, as a table and as JSON.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			switch {
+			case concurrency < 1:
+				return fmt.Errorf("--probe-concurrency %d: must be at least 1", concurrency)
+			case retries < 0:
+				return fmt.Errorf("--probe-retries %d: must be >= 0", retries)
+			case maxWarnings < 0:
+				return fmt.Errorf("--max-warnings %d: must be >= 0", maxWarnings)
+			}
 			h, err := assetHome(c)
 			if err != nil {
 				return err

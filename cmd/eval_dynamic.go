@@ -60,6 +60,9 @@ and commit.`,
 			if err != nil {
 				return err
 			}
+			if workers < 0 {
+				return fmt.Errorf("--workers %d: must be >= 0 (0: GOMAXPROCS)", workers)
+			}
 			if sweep && cfg.Sweep == nil {
 				return fmt.Errorf("--sweep: the configuration has no sweep section (see configs/sweep-reliability.yaml, configs/sweep-relevance.yaml or configs/sweep-prototypes.yaml)")
 			}
@@ -110,6 +113,9 @@ and commit.`,
 			b, name, err := loadBench(benchDir)
 			if err != nil {
 				return err
+			}
+			if k := cfg.Retrieval.K; k > len(b.Corpus) {
+				return fmt.Errorf("retrieval.k = %d (--k): the catalog of %s has %d tools", k, name, len(b.Corpus))
 			}
 			// The split and the calibration split, before the catalog is encoded (seconds to minutes).
 			if err := evaldynamic.CheckBench(b, name, cfg); err != nil {

@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -95,6 +97,10 @@ table3.json records rated's version and commit and the encoder's file digests.`,
 				if err := evallatency.ValidateSweep(sizes, dim, sweepQ); err != nil {
 					return fmt.Errorf("eval latency: %w", err)
 				}
+				// The sweep's own settings, before Table 3 is measured and the vectors fitted.
+				if err := checkSweepFlags(ann, annMax, ivf, ivfProbes, ivfMax, rescore, components); err != nil {
+					return fmt.Errorf("eval latency: %w", err)
+				}
 			}
 			set, err := outdir.Begin(outDir, evalLatencyOutput())
 			if err != nil {
@@ -108,6 +114,12 @@ table3.json records rated's version and commit and the encoder's file digests.`,
 			var texts []string
 			for _, q := range b.SplitQueries(split) {
 				texts = append(texts, q.Text)
+			}
+			if _, ok := b.Splits[split]; !ok && cmd.Flags().Changed("split") {
+				return fmt.Errorf("eval latency: --split %q: %s has no such split (have %s)", split, name, strings.Join(slices.Sorted(maps.Keys(b.Splits)), ", "))
+			}
+			if k > len(b.Corpus) {
+				return fmt.Errorf("eval latency: --k %d: the catalog has %d tools", k, len(b.Corpus))
 			}
 			if len(texts) == 0 {
 				for _, q := range b.Queries {
@@ -287,4 +299,35 @@ func (l *latencyFrontend) record(h home.Home) provenance.Record {
 	r := runRecord(h)
 	r.Retriever, r.Encoder = l.front.Name(), provenance.EncoderOf(l.index)
 	return r
+}
+
+// checkSweepFlags refuses sweep settings that would fail only once their row is reached: the
+// graph's and the lists' parameters (each --ivf-probes value), a negative --int8-rescore,
+// --ann-max, --ivf-max or --sweep-components.
+func checkSweepFlags(ann retrieve.HNSWParams, annMax int, ivf retrieve.IVFParams, probes []int, ivfMax, rescore, components int) error {
+	for _, c := range []struct {
+		flag string
+		v    int
+	}{{"int8-rescore", rescore}, {"ann-max", annMax}, {"ivf-max", ivfMax}, {"sweep-components", components}} {
+		if c.v < 0 {
+			return fmt.Errorf("--%s %d: must be >= 0", c.flag, c.v)
+		}
+	}
+	if annMax > 0 {
+		if err := ann.Validate(); err != nil {
+			return fmt.Errorf("--ann-m, --ann-ef-construction, --ann-candidates: %w", err)
+		}
+	}
+	if ivfMax > 0 {
+		if len(probes) == 0 {
+			return errors.New("--ivf-probes: give at least one value (or --ivf-max 0 for no inverted-file rows)")
+		}
+		for _, p := range probes {
+			ivf.Probes = p
+			if err := ivf.Validate(); err != nil {
+				return fmt.Errorf("--ivf-lists, --ivf-probes %d, --ivf-rescore, --ivf-sample, --ivf-iterations: %w", p, err)
+			}
+		}
+	}
+	return nil
 }

@@ -36,6 +36,15 @@ func TestFlagsRefusedBeforeWork(t *testing.T) {
 		{"latency k -3", []string{"eval", "latency", "--k", "-3"}, "--k -3"},
 		{"dynamic alpha .inf", []string{"eval", "dynamic", "--config", inf}, "policies[0].alpha = +Inf"},
 		{"dynamic seeds 1,1,1", []string{"eval", "dynamic", "--seeds", "1,1,1"}, "dynamic.seeds: seed 1 listed twice"},
+		// Once refused only when their row of the sweep came, after Table 3 was measured.
+		{"latency ivf-probes 0", []string{"eval", "latency", "--ivf-probes", "32,0"}, "--ivf-probes 0"},
+		{"latency ann-m 1", []string{"eval", "latency", "--ann-m", "1"}, "hnsw: M 1 (want >= 2)"},
+		{"latency sweep-components -1", []string{"eval", "latency", "--sweep-components", "-1"}, "--sweep-components -1"},
+		{"dynamic workers -1", []string{"eval", "dynamic", "--workers", "-1"}, "--workers -1"},
+		// Checked against the benchmark, before the catalog is encoded.
+		{"latency k past the catalog", []string{"eval", "latency", "--retriever", "bm25", "--k", "100000"}, "--k 100000: the catalog has 3 tools"},
+		{"latency unknown split", []string{"eval", "latency", "--retriever", "bm25", "--split", "nosuch"}, `--split "nosuch"`},
+		{"dynamic k past the catalog", []string{"eval", "dynamic", "--retriever", "bm25", "--k", "50"}, "retrieval.k = 50 (--k): the catalog of"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -36,7 +36,8 @@ func DefaultHNSWParams() HNSWParams {
 	return HNSWParams{M: 16, EfConstruction: 100, Candidates: 100, Seed: 1}
 }
 
-func (p HNSWParams) validate() error {
+// Validate refuses parameters that cannot build or search a graph.
+func (p HNSWParams) Validate() error {
 	if p.M < 2 || p.EfConstruction < 1 || p.Candidates < 1 {
 		return fmt.Errorf("hnsw: M %d (want >= 2), ef_construction %d and candidates %d (want >= 1)", p.M, p.EfConstruction, p.Candidates)
 	}
@@ -58,7 +59,7 @@ var _ Retriever = (*HNSW)(nil)
 
 // NewHNSW builds the graph over every document of d.
 func NewHNSW(d *Dense, p HNSWParams, progress func(done, total int)) (*HNSW, error) {
-	if err := p.validate(); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	g := newGraph(p)
@@ -149,7 +150,7 @@ const hnswMagic = "RATEDHNSW1 "
 
 // LoadHNSW reads a graph saved by Save for the same corpus and parameters.
 func LoadHNSW(d *Dense, p HNSWParams, path string) (*HNSW, error) {
-	if err := p.validate(); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	f, err := os.Open(path)
@@ -181,7 +182,7 @@ func LoadHNSW(d *Dense, p HNSWParams, path string) (*HNSW, error) {
 // of the document ids and vectors and of the build parameters, so a changed corpus or model
 // never reads a stale graph.
 func OpenHNSW(d *Dense, p HNSWParams, dir string, progress func(done, total int)) (h *HNSW, built bool, err error) {
-	if err := p.validate(); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, false, err
 	}
 	path := filepath.Join(dir, "hnsw-"+corpusKey(d, p)+".graph")

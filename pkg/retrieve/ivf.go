@@ -52,7 +52,8 @@ func (p IVFParams) resolved(n int) IVFParams {
 	return p
 }
 
-func (p IVFParams) validate() error {
+// Validate refuses parameters that cannot build or search the lists (0 lists or sample: automatic).
+func (p IVFParams) Validate() error {
 	if p.Lists < 0 || p.Probes < 1 || p.Rescore < 1 || p.Sample < 0 || p.Iterations < 0 {
 		return fmt.Errorf("ivf: lists %d, sample %d, iterations %d (want >= 0), probes %d and rescore %d (want >= 1)",
 			p.Lists, p.Sample, p.Iterations, p.Probes, p.Rescore)
@@ -86,7 +87,7 @@ var _ Retriever = (*IVF)(nil)
 // NewIVF trains the centroids and files every document of d; progress, when set, hears of each
 // stage (done of total stages).
 func NewIVF(d *Dense, p IVFParams, progress func(done, total int)) (*IVF, error) {
-	if err := p.validate(); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	n := d.Len()
@@ -162,7 +163,7 @@ func (v *IVF) Params() IVFParams { return v.params }
 func (v *IVF) WithSearch(probes, rescore int) (*IVF, error) {
 	p := v.params
 	p.Probes, p.Rescore = probes, rescore
-	if err := p.validate(); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	w := *v
@@ -270,7 +271,7 @@ func (v *IVF) save(path, key string) error {
 // LoadIVF reads an index saved by Save for the same corpus and parameters, checking that its
 // lists hold every document exactly once.
 func LoadIVF(d *Dense, p IVFParams, path string) (*IVF, error) {
-	if err := p.validate(); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	p = p.resolved(d.Len())
@@ -347,7 +348,7 @@ func readIVF(d *Dense, p IVFParams, want string, r *bufio.Reader) (*IVF, error) 
 // document ids and vectors and of the build parameters, so a changed corpus or model never
 // reads stale lists.
 func OpenIVF(d *Dense, p IVFParams, dir string, progress func(done, total int)) (v *IVF, built bool, err error) {
-	if err := p.validate(); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, false, err
 	}
 	rp := p.resolved(d.Len())
