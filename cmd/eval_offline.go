@@ -130,7 +130,7 @@ OpenAI-compatible endpoint: dense:openai:http://127.0.0.1:8080/v1#MODEL.`,
 			if outDir == "" {
 				return fmt.Errorf("eval offline: --out is required")
 			}
-			cfg := evaloffline.Config{Split: split, Retrievers: retrievers, Baseline: baseline, Depth: depth, Rounds: rounds, Seed: seed, Sample: sample}
+			cfg := evaloffline.Config{Split: split, Retrievers: evaloffline.JoinParameters(retrievers), Baseline: baseline, Depth: depth, Rounds: rounds, Seed: seed, Sample: sample}
 			for _, s := range measures {
 				m, err := metrics.ParseMeasure(s)
 				if err != nil {

@@ -190,3 +190,27 @@ policies:
 		t.Fatalf("a directory without decision-log files: %v\n%s", err, stderr)
 	}
 }
+
+// TestOfflineRetrieversCheckedFirst: a retriever named wrong is refused after the benchmark is
+// read (its warnings may show) but before any retriever runs or --out is made, even when it
+// follows good ones: a model that is not installed, a nested part of rrf:.
+func TestOfflineRetrieversCheckedFirst(t *testing.T) {
+	t.Setenv("RATED_ASSETS", t.TempDir())
+	bench := writeBench(t, goodBenchFiles())
+	for _, c := range []struct{ retrievers, want string }{
+		{"bm25,dense:nosuch", "retriever dense:nosuch: encoder model folder nosuch"},
+		{"bm25,rrf:bm25+rated-full:nosuch", `part "rated-full:nosuch"`},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		_, stderr, err := runRated("eval", "offline", "--bench", bench, "--out", out, "--retrievers", c.retrievers, "--baseline", "bm25")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.retrievers, err, c.want)
+		}
+		if strings.Contains(stderr, "BM25") {
+			t.Errorf("%s: a retriever ran before the refusal:\n%s", c.retrievers, stderr)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s: %s was created", c.retrievers, out)
+		}
+	}
+}

@@ -11,13 +11,27 @@ import (
 // retrieve.EncoderSource) and ranks tools by exact dot product (retrieve.Dense). ONNX embeddings
 // are cached (EncoderSource.Options.CacheDir), so a catalog is encoded once.
 func RegisterDense(reg *Registry) error {
-	return reg.Register("dense:", "dense bi-encoder: an installed model folder name, a folder path, or openai:URL[#MODEL]", func(env Env, arg string) (retrieve.Retriever, error) {
+	if err := reg.Register("dense:", "dense bi-encoder: an installed model folder name, a folder path, or openai:URL[#MODEL]", func(env Env, arg string) (retrieve.Retriever, error) {
 		d, enc, err := openDense(env, arg)
 		if err != nil {
 			return nil, err
 		}
 		return closingRetriever{d, enc}, nil
-	})
+	}); err != nil {
+		return err
+	}
+	return reg.SetCheck("dense:", checkEncoder)
+}
+
+// checkEncoder resolves an encoder spec without opening it: an endpoint's URL, or an installed
+// model folder or a path holding one.
+func checkEncoder(env Env, arg string) error {
+	if retrieve.IsEndpoint(arg) {
+		_, err := retrieve.ParseEndpointSpec(arg)
+		return err
+	}
+	_, err := env.Encoders.FindModel(arg)
+	return err
 }
 
 // openDense opens the encoder named by arg and embeds env.Bench.Corpus with it. The caller
@@ -57,7 +71,7 @@ func (c closingRetriever) Close() error { return c.enc.Close() }
 // (retrieve.Sparse). Its vectors are as long as the vocabulary, so they bypass the embedding
 // cache.
 func RegisterSparse(reg *Registry) error {
-	return reg.Register("sparse:", "learned sparse (SPLADE) retriever: an installed model folder name or a path, e.g. sparse:splade-tiny", func(env Env, arg string) (retrieve.Retriever, error) {
+	if err := reg.Register("sparse:", "learned sparse (SPLADE) retriever: an installed model folder name or a path, e.g. sparse:splade-tiny", func(env Env, arg string) (retrieve.Retriever, error) {
 		enc, err := env.Encoders.Open(arg)
 		if err != nil {
 			return nil, err
@@ -71,7 +85,10 @@ func RegisterSparse(reg *Registry) error {
 			return nil, err
 		}
 		return closingSparse{s, enc}, nil
-	})
+	}); err != nil {
+		return err
+	}
+	return reg.SetCheck("sparse:", checkEncoder)
 }
 
 // closingSparse closes the encoder behind a sparse retriever after its evaluation.

@@ -191,18 +191,24 @@ func (c Config) Check() error {
 }
 
 // validate checks cfg against the registry and the benchmark before any retriever is built.
-func validate(cfg Config, reg *Registry, b *bench.Bench) error {
+func validate(cfg Config, reg *Registry, env Env) error {
+	b := env.Bench
 	if len(cfg.Retrievers) == 0 {
 		return errors.New("no retriever to evaluate")
 	}
-	seen := map[string]bool{}
+	seen, files := map[string]bool{}, map[string]string{}
 	for _, name := range cfg.Retrievers {
 		if seen[name] {
 			return fmt.Errorf("retriever %q listed twice", name)
 		}
 		seen[name] = true
-		if !reg.Has(name) {
-			return fmt.Errorf("unknown retriever %q (known: %s)", name, strings.Join(reg.Names(), ", "))
+		// Two names whose run files would be one (dense:col/x/y and dense:col/x_y).
+		if other, ok := files[RunFileName(name)]; ok {
+			return fmt.Errorf("retrievers %q and %q would both write runs/%s: name one of their folders otherwise", other, name, RunFileName(name))
+		}
+		files[RunFileName(name)] = name
+		if err := reg.Check(name, env); err != nil {
+			return err
 		}
 	}
 	if cfg.Baseline != "" && !seen[cfg.Baseline] {
@@ -247,7 +253,7 @@ func Run(env Env, benchName string, reg *Registry, cfg Config) (*Result, error) 
 	if env.Log == nil {
 		env.Log = io.Discard
 	}
-	if err := validate(cfg, reg, b); err != nil {
+	if err := validate(cfg, reg, env); err != nil {
 		return nil, err
 	}
 	qrels := b.Splits[cfg.Split]

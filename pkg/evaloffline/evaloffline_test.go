@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -290,4 +291,58 @@ func checkOutputs(t *testing.T, python, out string, names ...string) map[string]
 		t.Fatal(err)
 	}
 	return ref
+}
+
+// TestRetrieverNamesCheckedBeforeAnyRuns: a retriever whose argument is wrong is refused before
+// the ones listed before it are built (it once failed after they had run), through every family
+// that nests names (rrf:, llm-rerank:).
+func TestRetrieverNamesCheckedBeforeAnyRuns(t *testing.T) {
+	reg := NewLexicalRegistry()
+	if err := RegisterFusion(reg); err != nil {
+		t.Fatal(err)
+	}
+	built := 0
+	if err := reg.Register("spy", "counts its builds", func(env Env, _ string) (retrieve.Retriever, error) {
+		built++
+		return retrieve.NewBM25(env.Bench.Corpus, retrieve.DefaultBM25Params()), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		second, want string
+	}{
+		{"bm25:k1=x", `retriever bm25:k1=x: parameter "k1=x"`},
+		{"bm25-en:eps=0.2", "retriever bm25-en:eps=0.2: parameter eps: the English BM25 has no IDF floor"},
+		{"rrf:bm25+bm25:b=oops", `part "bm25:b=oops": retriever bm25:b=oops: parameter "b=oops"`},
+		{"rrf:bm25+nosuch", `part "nosuch": unknown retriever "nosuch"`},
+	} {
+		cfg := DefaultConfig()
+		cfg.Retrievers, cfg.Baseline = []string{"spy", c.second}, ""
+		_, err := Run(Env{Bench: tinyBench()}, "tiny", reg, cfg)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.second, err, c.want)
+		}
+	}
+	if built != 0 {
+		t.Errorf("the first retriever was built %d times before the refusal", built)
+	}
+}
+
+// TestJoinParameters: the pieces a comma-split list flag makes of parameterised names are joined
+// back, and plain names are left alone; two names that would share a run file are refused.
+func TestJoinParameters(t *testing.T) {
+	got := JoinParameters([]string{"tfidf", "bm25-en:k1=1.2", "b=0.75", "rrf:bm25+bm25:k1=1", "b=0.5", "eps=0.1", "dense:m"})
+	want := []string{"tfidf", "bm25-en:k1=1.2,b=0.75", "rrf:bm25+bm25:k1=1,b=0.5,eps=0.1", "dense:m"}
+	if !slices.Equal(got, want) {
+		t.Errorf("JoinParameters = %q, want %q", got, want)
+	}
+	reg := NewLexicalRegistry()
+	if err := reg.Register("dense:", "test", func(Env, string) (retrieve.Retriever, error) { return nil, errors.New("not built") }); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Retrievers, cfg.Baseline = []string{"dense:col/x/y", "dense:col/x_y"}, ""
+	if _, err := Run(Env{Bench: tinyBench()}, "tiny", reg, cfg); err == nil || !strings.Contains(err.Error(), "would both write runs/dense_col_x_y.trec") {
+		t.Errorf("two names, one run file: %v", err)
+	}
 }

@@ -18,7 +18,7 @@ import (
 // model behind gen (llmrerank.Reranker). Answers are kept in the journal file journalPath
 // (created with its folder), so a rerun or an interrupted run asks only what is missing.
 func RegisterLLMRerank(reg *Registry, gen synth.Generator, journalPath string, cfg llmrerank.Config) error {
-	return reg.Register("llm-rerank:", "listwise LLM reranking of a first stage's top 20 through an OpenAI-compatible endpoint (--rerank-llm), e.g. llm-rerank:dense:bge-small-en-v1.5", func(env Env, arg string) (retrieve.Retriever, error) {
+	if err := reg.Register("llm-rerank:", "listwise LLM reranking of a first stage's top 20 through an OpenAI-compatible endpoint (--rerank-llm), e.g. llm-rerank:dense:bge-small-en-v1.5", func(env Env, arg string) (retrieve.Retriever, error) {
 		if !reg.Has(arg) {
 			return nil, fmt.Errorf("first stage %q: unknown retriever", arg)
 		}
@@ -51,6 +51,14 @@ func RegisterLLMRerank(reg *Registry, gen synth.Generator, journalPath string, c
 			fmt.Fprintf(env.Log, "eval offline: %s: answers kept in %s (%d already there)\n", r.Name(), journalPath, len(j.Records()))
 		}
 		return closingRerank{r, func() error { closeFirst(); return j.Close() }}, nil
+	}); err != nil {
+		return err
+	}
+	return reg.SetCheck("llm-rerank:", func(env Env, arg string) error {
+		if err := reg.Check(arg, env); err != nil {
+			return fmt.Errorf("first stage: %w", err)
+		}
+		return nil
 	})
 }
 

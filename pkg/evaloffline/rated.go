@@ -101,6 +101,9 @@ func RegisterRATED(reg *Registry) error {
 		if err != nil {
 			return err
 		}
+		if err := reg.SetCheck(v.family, checkEncoder); err != nil {
+			return err
+		}
 	}
 	return nil
 }

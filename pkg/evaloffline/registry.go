@@ -42,7 +42,12 @@ type Registry struct {
 type registryEntry struct {
 	help    string
 	factory Factory
+	check   Check
 }
+
+// Check validates the argument of a name without building anything (no corpus encoded, no model
+// opened), so that a wrong name fails before the retrievers listed before it have run.
+type Check func(env Env, arg string) error
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry { return &Registry{entries: map[string]registryEntry{}} }
@@ -57,6 +62,32 @@ func (r *Registry) Register(name, help string, f Factory) error {
 		return fmt.Errorf("retriever %q registered twice", name)
 	}
 	r.entries[name] = registryEntry{help: help, factory: f}
+	return nil
+}
+
+// SetCheck gives the registered name (or family) a Check.
+func (r *Registry) SetCheck(name string, c Check) error {
+	e, ok := r.entries[name]
+	if !ok {
+		return fmt.Errorf("retriever %q is not registered", name)
+	}
+	e.check = c
+	r.entries[name] = e
+	return nil
+}
+
+// Check reports whether name resolves and, where its family has a Check, whether its argument
+// is valid; the error names the retriever.
+func (r *Registry) Check(name string, env Env) error {
+	e, arg, ok := r.lookup(name)
+	if !ok {
+		return fmt.Errorf("unknown retriever %q (known: %s)", name, strings.Join(r.Names(), ", "))
+	}
+	if e.check != nil {
+		if err := e.check(env, arg); err != nil {
+			return fmt.Errorf("retriever %s: %w", name, err)
+		}
+	}
 	return nil
 }
 
@@ -137,25 +168,14 @@ func NewLexicalRegistry() *Registry {
 		return retrieve.NewLuceneBM25(env.Bench.Corpus, retrieve.PyseriniBM25Params()), nil
 	}))
 	must(r.Register("bm25-en:", "English BM25 with parameters, e.g. bm25-en:k1=1.2,b=0.75", func(env Env, arg string) (retrieve.Retriever, error) {
-		p, err := parseBM25Params(arg)
+		lp, err := parseLuceneParams(arg)
 		if err != nil {
 			return nil, err
 		}
-		if strings.Contains(arg, "eps") {
-			return nil, fmt.Errorf("parameter eps: the English BM25 has no IDF floor (want k1 and b)")
-		}
-		// Parameters not given keep Pyserini's defaults.
-		lp := retrieve.PyseriniBM25Params()
-		for _, kv := range strings.Split(arg, ",") {
-			switch key, _, _ := strings.Cut(kv, "="); key {
-			case "k1":
-				lp.K1 = p.K1
-			case "b":
-				lp.B = p.B
-			}
-		}
 		return retrieve.NewLuceneBM25(env.Bench.Corpus, lp), nil
 	}))
+	must(r.SetCheck("bm25:", func(_ Env, arg string) error { _, err := parseBM25Params(arg); return err }))
+	must(r.SetCheck("bm25-en:", func(_ Env, arg string) error { _, err := parseLuceneParams(arg); return err }))
 	must(r.Register("tfidf", "TF-IDF cosine, raw tf, smoothed idf", func(env Env, _ string) (retrieve.Retriever, error) {
 		return retrieve.NewTFIDF(env.Bench.Corpus, retrieve.TFIDFParams{}), nil
 	}))
@@ -207,12 +227,48 @@ func (n namedRetriever) SearchBatch(queries []string, k int) ([][]retrieve.Candi
 	return searchAll(n.Retriever, queries, k)
 }
 
+// JoinParameters undoes the comma split of a list flag inside a name's parameters: a piece
+// holding "=" but no ":" continues the name before it ("bm25-en:k1=1.2,b=0.75" arrives as
+// "bm25-en:k1=1.2" and "b=0.75"); retriever names never hold "=" otherwise.
+func JoinParameters(pieces []string) []string {
+	var out []string
+	for _, p := range pieces {
+		if n := len(out); n > 0 && strings.Contains(p, "=") && !strings.Contains(p, ":") && strings.Contains(out[n-1], "=") {
+			out[n-1] += "," + p
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// parseLuceneParams reads bm25-en's parameters: k1 and b, the ones not given at Pyserini's.
+func parseLuceneParams(arg string) (retrieve.LuceneBM25Params, error) {
+	p, err := parseBM25Params(arg)
+	if err != nil {
+		return retrieve.LuceneBM25Params{}, err
+	}
+	if strings.Contains(arg, "eps") {
+		return retrieve.LuceneBM25Params{}, fmt.Errorf("parameter eps: the English BM25 has no IDF floor (want k1 and b)")
+	}
+	lp := retrieve.PyseriniBM25Params()
+	for _, kv := range strings.Split(arg, ",") {
+		switch key, _, _ := strings.Cut(kv, "="); key {
+		case "k1":
+			lp.K1 = p.K1
+		case "b":
+			lp.B = p.B
+		}
+	}
+	return lp, nil
+}
+
 // RegisterFusion adds the "rrf:" family: "rrf:A+B[+C…]" fuses the registry retrievers A, B, …
 // (each built as on its own, e.g. rrf:bm25-en+dense:bge-small-en-v1.5) by reciprocal-rank fusion
 // (retrieve.RRF, k = 60, each part searched to at least depth 100). The parts are closed with
 // the fused retriever.
 func RegisterFusion(reg *Registry) error {
-	return reg.Register("rrf:", "reciprocal-rank fusion of registry retrievers joined by +, e.g. rrf:bm25-en+dense:bge-small-en-v1.5", func(env Env, arg string) (retrieve.Retriever, error) {
+	if err := reg.Register("rrf:", "reciprocal-rank fusion of registry retrievers joined by +, e.g. rrf:bm25-en+dense:bge-small-en-v1.5", func(env Env, arg string) (retrieve.Retriever, error) {
 		var parts []retrieve.Retriever
 		closeAll := func() {
 			for _, p := range parts {
@@ -239,6 +295,16 @@ func RegisterFusion(reg *Registry) error {
 			return nil, err
 		}
 		return fused{f, parts, closeAll}, nil
+	}); err != nil {
+		return err
+	}
+	return reg.SetCheck("rrf:", func(env Env, arg string) error {
+		for _, name := range strings.Split(arg, "+") {
+			if err := reg.Check(name, env); err != nil {
+				return fmt.Errorf("part %q: %w", name, err)
+			}
+		}
+		return nil
 	})
 }
 
