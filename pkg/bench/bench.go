@@ -127,8 +127,8 @@ func Read(fsys fs.FS) (*Bench, error) {
 			continue
 		}
 		split := strings.TrimSuffix(name, ".tsv")
-		if _, dup := b.Splits[split]; dup {
-			return nil, fmt.Errorf("qrels: both %s.tsv and %s.tsv.gz", split, split)
+		if _, done := b.Splits[split]; done {
+			continue // name.tsv.gz beside name.tsv: read once (openFS refuses the pair)
 		}
 		q, err := readQrels(fsys, path.Join("qrels", name), queryIDs, docIDs)
 		if err != nil {

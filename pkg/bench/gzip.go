@@ -16,8 +16,16 @@ import (
 // openFS opens name in fsys, or name.gz decompressed when name is absent.
 func openFS(fsys fs.FS, name string) (io.ReadCloser, error) {
 	f, err := fsys.Open(name)
-	if err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return f, err
+	if err == nil {
+		// With both forms there, which one is meant is a guess: refuse rather than pick.
+		if _, gerr := fs.Stat(fsys, name+".gz"); gerr == nil {
+			f.Close()
+			return nil, fmt.Errorf("both %s and %s.gz exist: remove the one that is not meant", name, name)
+		}
+		return f, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
 	}
 	gz, gerr := fsys.Open(name + ".gz")
 	if gerr != nil {
@@ -44,7 +52,18 @@ func OpenFile(path string) (io.ReadCloser, error) {
 
 type gzipReadCloser struct {
 	*gzip.Reader
-	f io.Closer
+	f    io.Closer
+	name string
+}
+
+// Read names the compressed file in a decompression error (a truncated or corrupt .gz), which
+// the line readers would otherwise report as malformed JSON of the plain name.
+func (g gzipReadCloser) Read(p []byte) (int, error) {
+	n, err := g.Reader.Read(p)
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("%s: corrupt or truncated gzip data: %w", g.name, err)
+	}
+	return n, err
 }
 
 func newGzipReadCloser(f fs.File, name string) (io.ReadCloser, error) {
@@ -53,7 +72,7 @@ func newGzipReadCloser(f fs.File, name string) (io.ReadCloser, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return gzipReadCloser{zr, f}, nil
+	return gzipReadCloser{zr, f, name}, nil
 }
 
 func (g gzipReadCloser) Close() error {

@@ -73,11 +73,25 @@ func TestReadGzipCompressed(t *testing.T) {
 	}
 	// Both forms of one split is ambiguous.
 	os.WriteFile(filepath.Join(dir, "qrels", "test.tsv"), []byte(files["qrels/test.tsv"]), 0o644)
-	if _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), "both test.tsv and test.tsv.gz") {
+	if _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), "both qrels/test.tsv and qrels/test.tsv.gz") {
 		t.Fatalf("both forms: %v", err)
 	}
-	// A corrupt .gz is an error naming it.
+	// So is both forms of the corpus (the plain one silently won).
 	os.Remove(filepath.Join(dir, "qrels", "test.tsv"))
+	os.WriteFile(filepath.Join(dir, "corpus.jsonl"), []byte(files["corpus.jsonl"]), 0o644)
+	if _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), "both corpus.jsonl and corpus.jsonl.gz exist") {
+		t.Fatalf("both forms of the corpus: %v", err)
+	}
+	os.Remove(filepath.Join(dir, "corpus.jsonl"))
+	// A .gz cut short mid-stream names the compressed file and what is wrong with it (it was
+	// reported as malformed JSON of queries.jsonl).
+	whole, _ := os.ReadFile(filepath.Join(dir, "queries.jsonl.gz"))
+	os.WriteFile(filepath.Join(dir, "queries.jsonl.gz"), whole[:len(whole)-12], 0o644)
+	if _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), "queries.jsonl.gz: corrupt or truncated gzip data") {
+		t.Fatalf("truncated gzip: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "queries.jsonl.gz"), whole, 0o644)
+	// A corrupt .gz is an error naming it.
 	os.WriteFile(filepath.Join(dir, "corpus.jsonl.gz"), []byte("not gzip"), 0o644)
 	if _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), "corpus.jsonl.gz") {
 		t.Fatalf("corrupt gzip: %v", err)
