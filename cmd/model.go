@@ -15,6 +15,7 @@ import (
 	"github.com/rated-dev/rated/internal/outdir"
 	"github.com/rated-dev/rated/pkg/encode"
 	"github.com/rated-dev/rated/pkg/home"
+	"github.com/rated-dev/rated/pkg/retrieve"
 	"github.com/rated-dev/rated/pkg/train"
 )
 
@@ -42,15 +43,21 @@ func newModelCmd() *cobra.Command {
 	var lib, device, text string
 	var enc encodingFlags
 	info := &cobra.Command{
-		Use:   "info DIR",
-		Short: "Load a model folder with ONNX Runtime and describe its towers (optionally embed a text)",
+		Use:   "info DIR|NAME",
+		Short: "Load a model folder (a path, or the name of an installed one) with ONNX Runtime and describe its towers (optionally embed a text)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			h, err := assetHome(cmd)
+			if err != nil {
+				return err
+			}
+			// A name, as the other commands take it: the installed folder of that name.
+			dir, err := retrieve.EncoderSource{ModelsDir: h.ModelsDir(), Missing: h.Missing}.FindModel(args[0])
+			if err != nil {
+				return err
+			}
+			args = []string{dir}
 			if lib == "" {
-				h, err := assetHome(cmd)
-				if err != nil {
-					return err
-				}
 				lib = h.ORTLibrary()
 				if _, err := os.Stat(lib); err != nil {
 					return h.Missing("ONNX Runtime library", lib, "onnxruntime")

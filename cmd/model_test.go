@@ -71,6 +71,14 @@ func TestModelInfo(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
+	// The folder's name in a home that has it, as the other commands take it.
+	cmd = newRootCmd()
+	out.Reset()
+	cmd.SetOut(&out)
+	cmd.SetArgs([]string{"model", "info", filepath.Base(dir), "--home", filepath.Dir(filepath.Dir(dir)), "--lib", lib})
+	if err := cmd.Execute(); err != nil || !strings.Contains(out.String(), "model:        all-minilm-l6-v2 ("+dir+")") {
+		t.Errorf("by name: %v\n%s", err, out.String())
+	}
 }
 
 // TestModelInterpolateCmd: the flags are checked before any file is read, and a base mixed with
