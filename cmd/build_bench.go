@@ -365,6 +365,11 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 		rep := synth.ReportRetrieval(len(queries), pairs, ret.Name(), real.MinRetrievalScore)
 		fmt.Fprintf(errw, "real: %d of %d candidate pairs score below %g under %s (%s scores, median %.3f); %d of %d queries keep a pair (other thresholds: retrieval_threshold_sweep in stats.json)\n",
 			rep.BelowThreshold, rep.CandidatePairs, rep.MinRetrievalScore, rep.Retriever, rep.Scale, rep.Scores.Quant["p50"], rep.QueriesLeft, rep.Queries)
+		if rep.QueriesLeft == 0 {
+			// Nothing for the validator: an empty Real set would be written and called a success.
+			return fmt.Errorf("real: no candidate pair of the %d queries scores at least --min-retrieval-score %g under %s (median %.3f): lower it, or pass --no-real",
+				rep.Queries, rep.MinRetrievalScore, rep.Retriever, rep.Scores.Quant["p50"])
+		}
 		j, err := openJournal("real.jsonl")
 		if err != nil {
 			return err
@@ -379,6 +384,9 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 		}
 		if err := res.Stats.CheckSuccess(f.minSuccess); err != nil {
 			return failedStage(errw, "real", res.Stats, err)
+		}
+		if res.Stats.Queries == 0 {
+			return failedStage(errw, "real", res.Stats, fmt.Errorf("no query kept of %d validated pairs (--keep-score %g)", res.Stats.ValidatedPairs, real.KeepScore))
 		}
 		out.Real, out.Info.Real, out.Info.RealQueries = res, &real, realQueriesName(f.realQueries)
 	}

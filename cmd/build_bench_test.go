@@ -286,3 +286,13 @@ func TestBuildBenchRefusesBadCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildBenchRefusesAnEmptyReal: when no candidate pair passes --min-retrieval-score, the run
+// stops before the validator is asked, naming the flag, instead of writing an empty Real set and
+// exiting 0.
+func TestBuildBenchRefusesAnEmptyReal(t *testing.T) {
+	_, _, err := buildBenchRetrieverRun(t, "--retriever", "bm25", "--no-syn", "--min-retrieval-score", "1e9")
+	if err == nil || !strings.Contains(err.Error(), "no candidate pair of the 3 queries scores at least --min-retrieval-score 1e+09") {
+		t.Fatalf("error %v, want the refusal naming --min-retrieval-score", err)
+	}
+}
