@@ -114,9 +114,6 @@ and commit.`,
 			if err != nil {
 				return err
 			}
-			if k := cfg.Retrieval.K; k > len(b.Corpus) {
-				return fmt.Errorf("retrieval.k = %d (--k): the catalog of %s has %d tools", k, name, len(b.Corpus))
-			}
 			// The split and the calibration split, before the catalog is encoded (seconds to minutes).
 			if err := evaldynamic.CheckBench(b, name, cfg); err != nil {
 				return err

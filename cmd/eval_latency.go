@@ -118,9 +118,6 @@ table3.json records rated's version and commit and the encoder's file digests.`,
 			if _, ok := b.Splits[split]; !ok && cmd.Flags().Changed("split") {
 				return fmt.Errorf("eval latency: --split %q: %s has no such split (have %s)", split, name, strings.Join(slices.Sorted(maps.Keys(b.Splits)), ", "))
 			}
-			if k > len(b.Corpus) {
-				return fmt.Errorf("eval latency: --k %d: the catalog has %d tools", k, len(b.Corpus))
-			}
 			if len(texts) == 0 {
 				for _, q := range b.Queries {
 					texts = append(texts, q.Text)
@@ -182,7 +179,9 @@ table3.json records rated's version and commit and the encoder's file digests.`,
 						embs[i] = d.DocVector(i)
 					}
 					var fit *evallatency.FitReport
-					mix, fit, err = evallatency.FitCatalog(embs, fmt.Sprintf("%s over %s", d.Name(), name), components, k, seed)
+					// The fit's neighbour profile needs fewer neighbours than vectors (a --k past the
+					// catalog only means every tool is a candidate).
+					mix, fit, err = evallatency.FitCatalog(embs, fmt.Sprintf("%s over %s", d.Name(), name), components, min(k, max(1, len(embs)-2)), seed)
 					if err != nil {
 						return fmt.Errorf("eval latency: --sweep-vectors fitted: %w", err)
 					}

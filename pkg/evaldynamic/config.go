@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"os"
 	"reflect"
 	"slices"
 	"strconv"
@@ -89,8 +90,17 @@ func LoadConfig(v *viper.Viper, files []string) (*Config, error) {
 	v.SetEnvPrefix("RATED")
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	v.AutomaticEnv()
+	set, err := checkEnvironment(v.AllKeys(), os.Environ())
+	if err != nil {
+		return nil, err
+	}
 	cfg, err := unmarshal(v)
 	if err != nil {
+		for key, name := range set {
+			if strings.Contains(err.Error(), "'"+key+"'") {
+				return nil, fmt.Errorf("environment %s=%q: %w", name, os.Getenv(name), err)
+			}
+		}
 		return nil, err
 	}
 	// The same files without environment or flags: what the timeline was written for.
@@ -109,6 +119,46 @@ func LoadConfig(v *viper.Viper, files []string) (*Config, error) {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// checkEnvironment refuses RATED_<SECTION>_<KEY> variables of a configuration section that name
+// no key of it (viper ignores them: RATED_DYNAMIC_STEPZ=100 did nothing) or are empty, and
+// returns the keys the environment sets with their variables. keys are the configuration's, as
+// viper lists them ("dynamic.steps"); other RATED_ variables (RATED_HOME…) are not its business.
+func checkEnvironment(keys []string, environ []string) (map[string]string, error) {
+	sections := map[string][]string{}
+	for _, k := range keys {
+		sec, _, _ := strings.Cut(k, ".")
+		sections[sec] = append(sections[sec], k)
+	}
+	set := map[string]string{}
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		rest, ok := strings.CutPrefix(name, "RATED_")
+		if !ok {
+			continue
+		}
+		sec, _, _ := strings.Cut(strings.ToLower(rest), "_")
+		known, ok := sections[sec]
+		if !ok {
+			continue
+		}
+		key := ""
+		for _, k := range known {
+			if strings.ToUpper(strings.ReplaceAll(k, ".", "_")) == rest {
+				key = k
+			}
+		}
+		if key == "" {
+			slices.Sort(known)
+			return nil, fmt.Errorf("environment %s: no configuration key %s.* of that name (%s's keys: %s)", name, sec, sec, strings.Join(known, ", "))
+		}
+		if strings.TrimSpace(value) == "" {
+			return nil, fmt.Errorf("environment %s is set but empty: unset it, or give %s a value", name, key)
+		}
+		set[key] = name
+	}
+	return set, nil
 }
 
 // readFiles reads the embedded configs/paper.yaml into v and merges each file over it.

@@ -147,3 +147,28 @@ func TestEnvironmentStringsAreParsed(t *testing.T) {
 		})
 	}
 }
+
+// TestEnvironmentOverridesAreChecked: a RATED_<SECTION>_<KEY> variable that names no key of the
+// section (viper ignored it), an empty one, and a bad value are refused naming the variable;
+// other RATED_ variables are not the configuration's.
+func TestEnvironmentOverridesAreChecked(t *testing.T) {
+	for _, c := range []struct{ name, value, want string }{
+		{"RATED_DYNAMIC_STEPZ", "100", "environment RATED_DYNAMIC_STEPZ: no configuration key dynamic.* of that name"},
+		{"RATED_DYNAMIC_SEEDS", "", "environment RATED_DYNAMIC_SEEDS is set but empty"},
+		{"RATED_DYNAMIC_STEPS", "abc", `environment RATED_DYNAMIC_STEPS="abc": configuration`},
+		{"RATED_RETRIEVAL_K", "2.5", `environment RATED_RETRIEVAL_K="2.5"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv(c.name, c.value)
+			if _, err := LoadConfig(viper.New(), nil); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s=%q: %v, want %q", c.name, c.value, err, c.want)
+			}
+		})
+	}
+	t.Setenv("RATED_HOME", "/elsewhere")
+	t.Setenv("RATED_DYNAMIC_STEPS", "4000")
+	cfg, err := LoadConfig(viper.New(), nil)
+	if err != nil || cfg.Dynamic.Steps != 4000 {
+		t.Fatalf("a good override: %v, steps %v", err, cfg)
+	}
+}
