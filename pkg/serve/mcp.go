@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
@@ -70,7 +71,33 @@ func NewMCPServer(r *router.Router, version string) *mcp.Server {
 			}
 			return nil, ReportOutcomeResult{Status: "recorded"}, nil
 		})
+	srv.AddReceivingMiddleware(argumentFirst)
 	return srv
+}
+
+// schemaField finds the argument the SDK's schema validation names: a property's path, or the
+// first of a list of missing or unexpected properties.
+var schemaField = regexp.MustCompile(`/properties/([A-Za-z_]+)|properties:? \["([A-Za-z_]+)"`)
+
+// argumentFirst makes the SDK's own refusals of a tool call's arguments (its JSON-schema check,
+// before our handlers run) start with the argument at fault, as our handlers' errors do
+// ("query: validating …"), so a client reads one form of error.
+func argumentFirst(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		ctr, ok := res.(*mcp.CallToolResult)
+		if err != nil || !ok || !ctr.IsError || len(ctr.Content) == 0 {
+			return res, err
+		}
+		tc, ok := ctr.Content[0].(*mcp.TextContent)
+		if !ok || !strings.HasPrefix(tc.Text, `validating "arguments"`) {
+			return res, err
+		}
+		if m := schemaField.FindStringSubmatch(tc.Text); m != nil {
+			tc.Text = m[1] + m[2] + ": " + tc.Text
+		}
+		return res, err
+	}
 }
 
 // toolError prefixes a tool's error with the argument at fault, as the HTTP API's error body
