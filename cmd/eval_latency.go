@@ -264,7 +264,7 @@ type latencyFrontend struct {
 func openLatencyFrontend(ctx context.Context, src retrieve.EncoderSource, retriever, spec string, docs []bench.Doc, contextDim int, progress func(done, total int)) (*latencyFrontend, error) {
 	switch retriever {
 	case "bm25":
-		hv, err := retrieve.NewHashedBagOfWords(contextDim)
+		hv, err := retrieve.NewLexicalContext(contextDim)
 		if err != nil {
 			return nil, err
 		}

@@ -12,7 +12,7 @@ import (
 // LexicalResources returns BM25 as the retriever and hashed bag-of-words query vectors as the
 // bandit context: what runs on a machine with no encoder installed.
 func LexicalResources(b *bench.Bench, name string, cfg *Config) (Resources, error) {
-	vec, err := retrieve.NewHashedBagOfWords(cfg.Retrieval.ContextDim)
+	vec, err := retrieve.NewLexicalContext(cfg.Retrieval.ContextDim)
 	if err != nil {
 		return Resources{}, fmt.Errorf("retrieval.context_dim: %w", err)
 	}

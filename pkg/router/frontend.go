@@ -136,12 +136,12 @@ func (ix denseIndex) Search(_ string, context []float32, k int) ([]retrieve.Cand
 // LexicalFrontend is BM25 with hashed bag-of-words contexts: what runs with no encoder
 // installed (and what the examples use).
 type LexicalFrontend struct {
-	vec *retrieve.HashedBagOfWords
+	vec *retrieve.RotatedContext
 }
 
 // NewLexicalFrontend returns the frontend with dim-bucket contexts.
 func NewLexicalFrontend(dim int) (*LexicalFrontend, error) {
-	v, err := retrieve.NewHashedBagOfWords(dim)
+	v, err := retrieve.NewLexicalContext(dim)
 	if err != nil {
 		return nil, err
 	}
