@@ -112,6 +112,11 @@ func LoadConfig(v *viper.Viper, files []string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	if from := written.Dynamic.Steps; from <= 0 && cfg.Dynamic.Steps != from {
+		// The timeline below was written for these steps; an override cannot rescue it, and the
+		// summary window it fails on would be the wrong thing to name.
+		return nil, fmt.Errorf("dynamic.steps = %d in the configuration files: must be > 0 (the environment or --steps override it, but the rest of the timeline was written for it)", from)
+	}
 	if from := written.Dynamic.Steps; cfg.Dynamic.Steps != from && from > 0 && cfg.Dynamic.Steps > 0 && sameTimeline(cfg, written) {
 		cfg.scaleTimeline(from)
 	}

@@ -1,6 +1,8 @@
 package evaldynamic
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -170,5 +172,18 @@ func TestEnvironmentOverridesAreChecked(t *testing.T) {
 	cfg, err := LoadConfig(viper.New(), nil)
 	if err != nil || cfg.Dynamic.Steps != 4000 {
 		t.Fatalf("a good override: %v, steps %v", err, cfg)
+	}
+}
+
+// TestBadStepsInAFileAreNamedUnderAnOverride: steps: -5 in a file with RATED_DYNAMIC_STEPS=200
+// was reported as a summary window that does not fit; the bad key is named instead.
+func TestBadStepsInAFileAreNamedUnderAnOverride(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "neg.yaml")
+	if err := os.WriteFile(f, []byte("dynamic: {steps: -5}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("RATED_DYNAMIC_STEPS", "200")
+	if _, err := LoadConfig(viper.New(), []string{f}); err == nil || !strings.Contains(err.Error(), "dynamic.steps = -5 in the configuration files") {
+		t.Errorf("error %v, want it to name dynamic.steps = -5", err)
 	}
 }
