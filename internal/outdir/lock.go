@@ -1,7 +1,9 @@
 package outdir
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,27 +29,59 @@ func Acquire(target, command string) (*Lock, error) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", target, err)
-	}
-	held, err := tryLock(f)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", target, err)
-	}
-	if !held {
-		holder, _ := os.ReadFile(p)
-		f.Close()
-		who := strings.TrimSpace(string(holder))
-		if who == "" {
-			who = "another process"
+	for try := 0; ; try++ {
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("lock %s: %w", target, err)
 		}
-		return nil, fmt.Errorf("%s is in use by another rated run (%s): wait for it to finish or choose another output", target, who)
+		held, err := tryLock(f)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", target, err)
+		}
+		if !held {
+			holder, _ := os.ReadFile(p)
+			f.Close()
+			who := strings.TrimSpace(string(holder))
+			if who == "" {
+				who = "another process"
+			}
+			return nil, fmt.Errorf("%s is in use by another rated run (%s): wait for it to finish or choose another output", target, who)
+		}
+		// Release removes the file: a lock taken on a file that its holder removed meanwhile
+		// (opened before the removal) guards nothing, so it is taken again on the file there now.
+		if same, err := lockedFileIsCurrent(f, p); err != nil || !same {
+			unlock(f)
+			f.Close()
+			if err != nil {
+				return nil, fmt.Errorf("lock %s: %w", target, err)
+			}
+			if try == 10 {
+				return nil, fmt.Errorf("lock %s: its lock file kept being replaced", target)
+			}
+			continue
+		}
+		f.Truncate(0)
+		fmt.Fprintf(f, "rated %s%s\n", command, holderSuffix())
+		return &Lock{f: f, path: p}, nil
 	}
-	f.Truncate(0)
-	fmt.Fprintf(f, "rated %s%s\n", command, holderSuffix())
-	return &Lock{f: f, path: p}, nil
+}
+
+// lockedFileIsCurrent reports whether the open file f is still the file at p (not removed or
+// replaced since it was opened).
+func lockedFileIsCurrent(f *os.File, p string) (bool, error) {
+	held, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	now, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(held, now), nil
 }
 
 // holderSuffix ends the text a lock file holds, naming this process.
@@ -60,12 +94,13 @@ func heldHere(target string) bool {
 	return err == nil && strings.HasSuffix(strings.TrimSpace(string(holder)), holderSuffix())
 }
 
-// Release gives the lock up. The lock file stays: removing it could let two processes lock
-// different files of the same name.
+// Release gives the lock up and removes the lock file (while still holding it), so none is
+// left beside the output; Acquire retakes a lock whose file was removed under it.
 func (l *Lock) Release() {
 	if l == nil || l.f == nil {
 		return
 	}
+	os.Remove(l.path)
 	unlock(l.f)
 	l.f.Close()
 	l.f = nil

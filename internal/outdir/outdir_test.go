@@ -168,6 +168,30 @@ func TestSecondRunIsRefusedWhileTheFirstHoldsTheLock(t *testing.T) {
 		t.Fatalf("after Abort: %v", err)
 	}
 	second.Abort()
+	// No lock file is left beside the output (one piled up per output directory ever used).
+	if _, err := os.Stat(lockPath(dir)); !os.IsNotExist(err) {
+		t.Errorf("lock file left after the run: %v", err)
+	}
+	// A lock taken on a lock file that was removed (and made again) since it was opened is not
+	// the current one: Acquire takes it again.
+	p := lockPath(dir)
+	write(t, p, "")
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if same, err := lockedFileIsCurrent(f, p); err != nil || !same {
+		t.Fatalf("the file itself: %v, %v", same, err)
+	}
+	os.Remove(p)
+	if same, err := lockedFileIsCurrent(f, p); err != nil || same {
+		t.Fatalf("after its removal: %v, %v", same, err)
+	}
+	write(t, p, "")
+	if same, err := lockedFileIsCurrent(f, p); err != nil || same {
+		t.Fatalf("after it was made again: %v, %v", same, err)
+	}
 }
 
 // TestLeftoversOfAKilledRunAreRemoved: a run killed before its swap leaves its temporary set
