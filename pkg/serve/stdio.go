@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -33,21 +34,32 @@ type lineTransport struct {
 	version string
 }
 
+// inFlightDrain is how long the end of standard input waits for the answers of the requests
+// before it: a script that pipes its requests in and closes its end gets them all answered (the
+// SDK's session ends with its input, dropping what is still running).
+const inFlightDrain = 30 * time.Second
+
 // firstWithoutBatches is the first MCP protocol version without JSON-RPC batches.
 const firstWithoutBatches = "2025-06-18"
 
 // Connect starts the line filter and returns the SDK's connection over the lines it passes.
 func (t *lineTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	pr, pw := io.Pipe()
-	out := &lockedWriter{w: t.out}
-	go func() { pw.CloseWithError(t.filter(pw, out)) }()
+	out := &lockedWriter{w: t.out, pending: map[string]bool{}, answered: make(chan struct{}, 1)}
+	go func() {
+		err := t.filter(pw, out)
+		if err == nil {
+			out.wait(ctx, inFlightDrain)
+		}
+		pw.CloseWithError(err)
+	}()
 	return (&mcp.IOTransport{Reader: pr, Writer: out, MaxLineLength: -1}).Connect(ctx)
 }
 
 // filter copies each line of t.in that decodes as a JSON-RPC message (or a batch of them) to
 // pass, and answers every other non-blank line on out. It returns when t.in ends (nil, so the
 // session sees end of input) or when pass is closed.
-func (t *lineTransport) filter(pass io.Writer, out io.Writer) error {
+func (t *lineTransport) filter(pass io.Writer, out *lockedWriter) error {
 	br := bufio.NewReaderSize(t.in, 64<<10)
 	for n := 1; ; n++ {
 		line, tooLong, err := readLine(br, t.maxLine)
@@ -62,6 +74,7 @@ func (t *lineTransport) filter(pass io.Writer, out io.Writer) error {
 				if v, ok := initializeVersion(line); ok {
 					t.version = v
 				}
+				out.expect(requestIDs(line))
 				if _, werr := pass.Write(append(line, '\n')); werr != nil {
 					return werr
 				}
@@ -180,17 +193,96 @@ func errorResponse(id json.RawMessage, code int, message string) []byte {
 }
 
 // lockedWriter serialises whole writes: the SDK writes each message with one Write, and the
-// filter's error responses must not land inside one. Close is a no-op (standard output stays
-// open for the process).
+// filter's error responses must not land inside one. It also keeps the ids of the requests
+// passed on that are not answered yet, for the wait at the end of input. Close is a no-op
+// (standard output stays open for the process).
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu       sync.Mutex
+	w        io.Writer
+	pending  map[string]bool
+	answered chan struct{} // signalled after a write that answered a pending request
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	if len(l.pending) > 0 {
+		for _, id := range responseIDs(p) {
+			delete(l.pending, id)
+		}
+		select {
+		case l.answered <- struct{}{}:
+		default:
+		}
+	}
+	return n, err
+}
+
+// expect records requests passed on to the server.
+func (l *lockedWriter) expect(ids []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, id := range ids {
+		l.pending[id] = true
+	}
+}
+
+// wait returns once every expected request is answered, ctx ends or limit passes.
+func (l *lockedWriter) wait(ctx context.Context, limit time.Duration) {
+	deadline := time.After(limit)
+	for {
+		l.mu.Lock()
+		left := len(l.pending)
+		l.mu.Unlock()
+		if left == 0 {
+			return
+		}
+		select {
+		case <-l.answered:
+		case <-ctx.Done():
+			return
+		case <-deadline:
+			return
+		}
+	}
+}
+
+// rpcIDs returns the ids of the JSON-RPC messages of a line (one message or a batch) for which
+// keep says yes (given whether the message has a method), as their JSON text.
+func rpcIDs(line []byte, keep func(method bool) bool) []string {
+	type head struct {
+		ID     json.RawMessage `json:"id"`
+		Method *string         `json:"method"`
+	}
+	var msgs []head
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		if json.Unmarshal(trimmed, &msgs) != nil {
+			return nil
+		}
+	} else {
+		var m head
+		if json.Unmarshal(trimmed, &m) != nil {
+			return nil
+		}
+		msgs = []head{m}
+	}
+	var ids []string
+	for _, m := range msgs {
+		if len(m.ID) > 0 && string(m.ID) != "null" && keep(m.Method != nil) {
+			ids = append(ids, string(bytes.TrimSpace(m.ID)))
+		}
+	}
+	return ids
+}
+
+// requestIDs are the ids of a line's requests (messages with a method and an id).
+func requestIDs(line []byte) []string { return rpcIDs(line, func(method bool) bool { return method }) }
+
+// responseIDs are the ids of a written line's responses (messages with an id and no method).
+func responseIDs(line []byte) []string {
+	return rpcIDs(line, func(method bool) bool { return !method })
 }
 
 func (l *lockedWriter) Close() error { return nil }

@@ -103,3 +103,35 @@ func TestServeStdioSurvivesBadLines(t *testing.T) {
 		}
 	}
 }
+
+// TestServeStdioAnswersEverythingBeforeItsInputEnded: a script that writes its requests and
+// closes its end at once (printf … | rated serve --mcp stdio) gets every answer: the session
+// ended with its input, dropping the requests still running.
+func TestServeStdioAnswersEverythingBeforeItsInputEnded(t *testing.T) {
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"find_tools","arguments":{"query":"send an email"}}}`,
+		`{"jsonrpc":"2.0","id":"three","method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":4,"method":"ping"}`,
+	}, "\n") + "\n"
+	var out, log strings.Builder
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := serve.ServeStdio(ctx, newRouter(t), "test", strings.NewReader(in), &out, &log); err != nil && err != io.EOF {
+		t.Fatalf("ServeStdio: %v", err)
+	}
+	got := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var rep rpcReply
+		if err := json.Unmarshal([]byte(line), &rep); err != nil || rep.Error != nil {
+			t.Fatalf("reply %q: %v %+v", line, err, rep.Error)
+		}
+		got[string(rep.ID)] = true
+	}
+	for _, id := range []string{"1", "2", `"three"`, "4"} {
+		if !got[id] {
+			t.Errorf("request %s not answered before the end of input:\n%s", id, out.String())
+		}
+	}
+}
