@@ -99,17 +99,33 @@ all-MiniLM-L6-v2 as the encoder, compared with pkg/reproduce/expected/ecoagent.j
 			produced := map[string]*report.Table{}
 			want := func(n int) bool { return slices.Contains(tables, n) }
 			if want(1) {
-				for _, t1 := range rb.table1 {
-					retrievers := exp.Tables[t1.table].Retrievers
-					if len(retrievers) == 0 {
-						retrievers = rb.retrievers
+				retrieversOf := func(table string) []string {
+					if r := exp.Tables[table].Retrievers; len(r) > 0 {
+						return r
 					}
+					return rb.retrievers
+				}
+				// Every Table 1's retriever names first, before the first table runs.
+				for _, t1 := range rb.table1 {
+					retrievers := retrieversOf(t1.table)
+					reg, err := offlineRegistry(nil, h)
+					if err != nil {
+						return err
+					}
+					env := evaloffline.Env{Ctx: cmd.Context(), Bench: t1.bench, Encoders: src}
+					for _, name := range retrievers {
+						if err := reg.Check(name, env); err != nil {
+							return fmt.Errorf("reproduce %s: %w", t1.table, err)
+						}
+					}
+				}
+				for _, t1 := range rb.table1 {
 					reg, err := offlineRegistry(nil, h)
 					if err != nil {
 						return err
 					}
 					cfg := evaloffline.DefaultConfig()
-					cfg.Retrievers = retrievers
+					cfg.Retrievers = retrieversOf(t1.table)
 					env := evaloffline.Env{Ctx: cmd.Context(), Bench: t1.bench, Log: log, Encoders: src}
 					res, err := evaloffline.Run(env, t1.label, reg, cfg)
 					if err != nil {
