@@ -434,7 +434,11 @@ func (r *Router) Select(ctx context.Context, query string, opts SelectOptions) (
 		return nil, err
 	}
 	if len(found) == 0 {
-		return &Selection{}, nil // a lexical frontend found no tool sharing a term: no decision
+		// A lexical frontend found no tool sharing a term: no decision, the clock where it is.
+		r.mu.Lock()
+		now := r.now(false)
+		r.mu.Unlock()
+		return &Selection{Step: now}, nil
 	}
 	st := &step{context: ctxVec, cands: make([]bandit.Candidate, len(found)), excluded: make([]bool, len(found))}
 	for i, c := range found {

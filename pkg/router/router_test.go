@@ -570,3 +570,25 @@ func TestCatalogFileWinsAtStart(t *testing.T) {
 		t.Fatalf("%d tools, want %d", len(r.Tools()), len(tools))
 	}
 }
+
+// TestNoMatchKeepsTheClock: a query sharing no term with any tool opens no decision and leaves
+// the step clock where it is, and says so (its step was 0 whatever the clock).
+func TestNoMatchKeepsTheClock(t *testing.T) {
+	_, queries, _ := load(t)
+	r := newRouter(t, state.NewMemory(), nil)
+	for _, q := range queries[:3] {
+		if _, err := r.Select(context.Background(), q, router.SelectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sel, err := r.Select(context.Background(), "zzqx vvwy", router.SelectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.DecisionID != "" || len(sel.Tools) != 0 || sel.Step != 3 {
+		t.Errorf("no match: decision %q, %d tools, step %d; want none, none, 3", sel.DecisionID, len(sel.Tools), sel.Step)
+	}
+	if next, _ := r.Select(context.Background(), queries[0], router.SelectOptions{}); next.Step != 4 {
+		t.Errorf("the next decision is at step %d, want 4", next.Step)
+	}
+}
