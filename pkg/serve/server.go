@@ -372,7 +372,7 @@ func decode(req *http.Request, v any) error {
 	}
 	// encoding/json matches keys case-insensitively and keeps the last of duplicate keys: check
 	// the keys exactly first.
-	if err := checkKeys(json.NewDecoder(bytes.NewReader(raw)), reflect.TypeOf(v), "", 0); err != nil {
+	if err := checkKeys(json.NewDecoder(bytes.NewReader(raw)), reflect.TypeOf(v), "", 0); err != nil && err != errMalformedJSON {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -397,7 +397,7 @@ func checkKeys(dec *json.Decoder, t reflect.Type, path string, depth int) error 
 	}
 	tok, err := dec.Token()
 	if err != nil {
-		return nil // malformed JSON: the decoder reports it, naming the byte
+		return errMalformedJSON // the decoder reports it, naming the byte
 	}
 	delim, ok := tok.(json.Delim)
 	if !ok {
@@ -422,7 +422,7 @@ func checkKeys(dec *json.Decoder, t reflect.Type, path string, depth int) error 
 		for dec.More() {
 			kt, err := dec.Token()
 			if err != nil {
-				return nil // malformed JSON: the decoder reports it, naming the byte
+				return errMalformedJSON // the decoder reports it, naming the byte
 			}
 			key, _ := kt.(string)
 			if seen[key] {
@@ -462,10 +462,15 @@ func checkKeys(dec *json.Decoder, t reflect.Type, path string, depth int) error 
 		}
 	}
 	if _, err := dec.Token(); err != nil { // the closing delimiter
-		return nil // malformed JSON: the decoder reports it, naming the byte
+		return errMalformedJSON // the decoder reports it, naming the byte
 	}
 	return nil
 }
+
+// errMalformedJSON stops checkKeys at JSON it cannot read (every level returns it at once: an
+// array's loop that went on after an unreadable element never ended, since More peeks without
+// parsing); decode leaves the report to the decoder, which names the byte.
+var errMalformedJSON = errors.New("malformed JSON")
 
 // maxJSONDepth is the deepest nesting of objects and arrays a request body may have: every
 // request of the API is a few levels deep (a tool's schema, the deepest, is free-form JSON but
@@ -545,9 +550,24 @@ func jsonKind(goKind string) string {
 
 // selectRequest is the body of POST /v1/select.
 type selectRequest struct {
-	Query   string   `json:"query"`
-	K       int      `json:"k,omitempty"`
-	Exclude []string `json:"exclude,omitempty"`
+	Query   string      `json:"query"`
+	K       integerJSON `json:"k,omitempty"`
+	Exclude []string    `json:"exclude,omitempty"`
+}
+
+// integerJSON is an integer field that also takes a number with a zero fraction (10.0, 1e1), as
+// JSON Schema's integer does and as clients that hold every number as a float send it; 10.5
+// stays a wrong type.
+type integerJSON int
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (n *integerJSON) UnmarshalJSON(b []byte) error {
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<31 {
+		return &json.UnmarshalTypeError{Value: "number " + string(b), Type: reflect.TypeFor[int]()}
+	}
+	*n = integerJSON(f)
+	return nil
 }
 
 // SelectResponse is the answer of POST /v1/select and of the MCP tool find_tools.
@@ -590,7 +610,7 @@ func (s *Server) handleSelect(w http.ResponseWriter, req *http.Request) error {
 	if err := decode(req, &in); err != nil {
 		return err
 	}
-	sel, err := s.r.Select(req.Context(), in.Query, router.SelectOptions{K: in.K, Exclude: in.Exclude})
+	sel, err := s.r.Select(req.Context(), in.Query, router.SelectOptions{K: int(in.K), Exclude: in.Exclude})
 	if err != nil {
 		return err
 	}

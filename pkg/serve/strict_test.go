@@ -38,6 +38,9 @@ func TestJSONKeysAreMatchedExactly(t *testing.T) {
 		{"deep nesting", "POST", "/v1/select", strings.Repeat("[", 200_000), "invalid_json", "body"},
 		{"deep nesting in a field", "POST", "/v1/feedback", `{"decision_id": ` + strings.Repeat(`{"a":`, 100), "invalid_json", "body"},
 		{"invalid UTF-8", "POST", "/v1/select", "{\"query\": \"a\xff\xfeb\"}", "invalid_json", "body"},
+		// An unreadable array element: the key check looped for ever (found by FuzzSelectHandler).
+		{"unreadable element", "POST", "/v1/select", "[0\x16", "invalid_json", "body"},
+		{"unreadable value in an object", "POST", "/v1/feedback", "{\"decision_id\": [1, \x01", "invalid_json", "body"},
 		// Ids a catalog file may not hold may not come in through the API either.
 		{"id with a space", "PUT", "/v1/tools/a%20b", `{"name": "x", "platform": "other"}`, "invalid_field", "id"},
 		{"id with a dot-dot segment", "PUT", "/v1/tools/x%2F..%2Fc", `{"name": "x", "platform": "other"}`, "invalid_field", "id"},
@@ -161,6 +164,27 @@ func TestBrowsersFromOtherSitesAreRefused(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != tc.status || (tc.code != "" && errCode(out) != tc.code) || (tc.path == "/mcp" && out["error"] == nil) {
 			t.Errorf("%s: %d %v, want %d %s", tc.name, resp.StatusCode, out, tc.status, tc.code)
+		}
+	}
+}
+
+// TestIntegerFieldsTakeWholeFloats: k written as 2.0 or 2e0 (a client holding every number as a
+// float) is the integer 2, as JSON Schema's integer; 2.5, a string and null-like junk stay a wrong
+// type naming the field.
+func TestIntegerFieldsTakeWholeFloats(t *testing.T) {
+	ts := httptest.NewServer(serve.New(newRouter(t), serve.Options{}).Handler())
+	defer ts.Close()
+	c := client{t: t, base: ts.URL}
+	for _, k := range []string{"2", "2.0", "2e0"} {
+		code, body := c.do("POST", "/v1/select", `{"query": "send an email", "k": `+k+`}`)
+		tools, _ := body["tools"].([]any)
+		if code != 200 || len(tools) != 2 {
+			t.Errorf("k %s: %d, %d tools, %v; want 200 with 2 tools", k, code, len(tools), body)
+		}
+	}
+	for _, k := range []string{"2.5", `"2"`, "true", "1e12"} {
+		if code, body := c.do("POST", "/v1/select", `{"query": "send an email", "k": `+k+`}`); code != 400 || errCode(body) != "wrong_type" || errField(body) != "k" {
+			t.Errorf("k %s: %d %v, want 400 wrong_type naming k", k, code, body)
 		}
 	}
 }
