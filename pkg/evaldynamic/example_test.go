@@ -65,3 +65,30 @@ func ExampleFallbackBounds() {
 	// Output:
 	// Retry (k=3), order-keeping: bound 46.0% at λ = 0.1, SR − bound -2.0 points
 }
+
+// The goals of a run, checked from its rows: here one execution-feedback scenario where the
+// policy is 0.3 point under the availability oracle (within the 0.5 allowed) and 0.8 point over
+// the blacklist's FSR (within 1 point).
+func ExampleGoals() {
+	cfg := &evaldynamic.Config{
+		Protocols: []sim.Protocol{{Name: "execution", Kind: sim.ProtocolExecution}},
+		Scenarios: []sim.Scenario{{Name: "persistent-20", Events: []sim.Event{{Kind: sim.EventPersistent}}}},
+		Policies:  []bandit.Spec{{Name: "Availability oracle", Kind: "oracle_availability"}, {Name: "Health Check Blacklist", Kind: "blacklist"}, {Name: "RATED-R", Kind: "factored"}},
+		Goals:     evaldynamic.GoalsConfig{Policy: "RATED-R", SRWithin: 0.5, FSROver: 1, PValue: 0.01, Attempts: 1.15},
+	}
+	row := func(method string, sr, fsr float64) sim.Row {
+		return sim.Row{Protocol: "execution", Scenario: "persistent-20", Method: method,
+			PostFailSR: metrics.Summary{Mean: sr}, FSR: metrics.Summary{Mean: fsr}}
+	}
+	rows := []sim.Row{row("Availability oracle", 0.400, 0), row("Health Check Blacklist", 0.395, 0.010), row("RATED-R", 0.397, 0.018)}
+	goals, err := evaldynamic.Goals(cfg, rows, nil)
+	if err != nil {
+		panic(err)
+	}
+	for _, g := range goals {
+		fmt.Printf("%s: %.2f, required %s, met %v\n", g.Goal, g.Measured, g.Required, g.Met)
+	}
+	// Output:
+	// Post-Fail SR within 0.5 points of the availability oracle: 39.70, required ≥ 39.50, met true
+	// FSR at most the blacklist's + 1 point: 1.80, required ≤ 2.00, met true
+}
