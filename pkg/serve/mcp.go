@@ -81,9 +81,17 @@ var schemaField = regexp.MustCompile(`/properties/([A-Za-z_]+)|properties:? \["(
 
 // argumentFirst makes the SDK's own refusals of a tool call's arguments (its JSON-schema check,
 // before our handlers run) start with the argument at fault, as our handlers' errors do
-// ("query: validating …"), so a client reads one form of error.
+// ("query: validating …"), so a client reads one form of error; and it refuses an argument
+// given twice, as the HTTP API does.
 func argumentFirst(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		// A key given twice is refused as over HTTP (the SDK keeps the last one silently).
+		if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil && len(call.Params.Arguments) > 0 {
+			var be *bodyError
+			if err := checkKeys(json.NewDecoder(bytes.NewReader(call.Params.Arguments)), nil, "", 0); errors.As(err, &be) {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: be.Error()}}}, nil
+			}
+		}
 		res, err := next(ctx, method, req)
 		ctr, ok := res.(*mcp.CallToolResult)
 		if err != nil || !ok || !ctr.IsError || len(ctr.Content) == 0 {

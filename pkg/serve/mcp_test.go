@@ -91,7 +91,7 @@ func exercise(t *testing.T, cs *mcp.ClientSession) {
 	}
 	for _, bad := range []struct {
 		tool string
-		args map[string]any
+		args any
 		want string
 	}{
 		{"find_tools", map[string]any{"query": ""}, "query"},
@@ -106,6 +106,9 @@ func exercise(t *testing.T, cs *mcp.ClientSession) {
 		// The SDK's schema check, before our handlers, names the argument first too.
 		{"find_tools", map[string]any{"query": "email", "foo": 1}, "foo"},
 		{"find_tools", map[string]any{"k": 2}, "query"},
+		// A key given twice (the SDK kept the last) is refused as over HTTP.
+		{"find_tools", json.RawMessage(`{"query": "email", "query": "weather"}`), "query"},
+		{"report_outcome", json.RawMessage(`{"decision_id": "x", "tool": "y", "executed": true, "executed": false}`), "executed"},
 	} {
 		res := call(t, cs, bad.tool, bad.args)
 		if !res.IsError || !strings.HasPrefix(text(res), bad.want+": ") {
