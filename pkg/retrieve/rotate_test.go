@@ -112,3 +112,18 @@ func TestRotatedContextSignsCarryTheQuery(t *testing.T) {
 		t.Errorf("rotated: sign agreement %.3f, want about one half", a)
 	}
 }
+
+// BenchmarkLexicalContext times one query's context, hashed alone and hashed then rotated
+// (docs/BENCHMARKS.md, "BM25 contexts").
+func BenchmarkLexicalContext(b *testing.B) {
+	bag, _ := NewHashedBagOfWords(384)
+	rot, _ := NewLexicalContext(384)
+	q := "send a slack message to the team about tomorrow's release"
+	for _, v := range []QueryVectorizer{bag, rot} {
+		b.Run(v.Name(), func(b *testing.B) {
+			for b.Loop() {
+				v.QueryVector(q)
+			}
+		})
+	}
+}
