@@ -441,3 +441,50 @@ func TestUniformPriorUntouchedArmMatchesCreatedArm(t *testing.T) {
 	near(t, "untouched arm", out[0], 0.16)
 	near(t, "created arm", out[1], 0.16)
 }
+
+// TestCalibratedOrderBaselinesByHand: with order: calibrated the static ranking, Retry and the
+// blacklist walk the candidates by calibrated relevance (0.2, 0.7, 0.7, 0.4: positions 1 and 2
+// tie, the better-ranked first), whatever the retriever's ranking says.
+func TestCalibratedOrderBaselinesByHand(t *testing.T) {
+	s := &Step{Candidates: []Candidate{{Tool: 5, Relevance: 0.2}, {Tool: 6, Relevance: 0.7}, {Tool: 7, Relevance: 0.7}, {Tool: 8, Relevance: 0.4}}}
+	st, err := New(Spec{Name: "s", Kind: "static", Order: OrderCalibrated}, Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Choose(s); got != 1 {
+		t.Fatalf("static by calibrated relevance chose %d, want 1", got)
+	}
+	s.Excluded = []bool{false, true, false, false}
+	if got := st.Choose(s); got != 2 {
+		t.Fatalf("retry's second attempt chose %d, want 2 (the tie's other half)", got)
+	}
+	s.Excluded = []bool{false, true, true, false}
+	if got := st.Choose(s); got != 3 {
+		t.Fatalf("retry's third attempt chose %d, want 3", got)
+	}
+	s.Excluded = nil
+	bl, _ := New(Spec{Name: "b", Kind: "blacklist", Order: OrderCalibrated}, Env{})
+	bl.Observe(s, 1, ran(false))
+	if got := bl.Choose(s); got != 2 {
+		t.Fatalf("blacklist by calibrated relevance chose %d after tool 6 failed, want 2", got)
+	}
+	for pos := range s.Candidates {
+		bl.Observe(s, pos, ran(false))
+	}
+	if got := bl.Choose(s); got != 1 {
+		t.Fatalf("every tool blacklisted: chose %d, want the most relevant, 1", got)
+	}
+	// The retriever's order (the default) is untouched by relevance.
+	if got := NewStatic("r").Choose(s); got != 0 {
+		t.Fatalf("static chose %d, want 0", got)
+	}
+	sp := Spec{Name: "x", Kind: "static", Order: OrderCalibrated}
+	if !sp.NeedsCalibration() {
+		t.Fatal("order: calibrated needs the calibration")
+	}
+	for _, bad := range []Spec{{Name: "x", Kind: "static", Order: "semantic"}, {Name: "x", Kind: "global_mab", Order: OrderCalibrated}} {
+		if err := bad.Validate("p"); err == nil || !strings.Contains(err.Error(), "p.order") {
+			t.Errorf("%+v: %v", bad, err)
+		}
+	}
+}

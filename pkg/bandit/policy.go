@@ -160,6 +160,33 @@ func firstAllowed(s *Step, ok func(i int) bool) int {
 	return max(fallback, 0)
 }
 
+// firstInOrder is firstAllowed in the retriever's order, or with byRelevance in the order of
+// the candidates' calibrated relevance (descending; ties to the better-ranked).
+func firstInOrder(s *Step, byRelevance bool, ok func(i int) bool) int {
+	if !byRelevance {
+		return firstAllowed(s, ok)
+	}
+	best, fallback := -1, -1
+	for i, c := range s.Candidates {
+		if !s.Allowed(i) {
+			continue
+		}
+		if fallback < 0 || c.Relevance > s.Candidates[fallback].Relevance {
+			fallback = i
+		}
+		if ok(i) && (best < 0 || c.Relevance > s.Candidates[best].Relevance) {
+			best = i
+		}
+	}
+	switch {
+	case best >= 0:
+		return best
+	case fallback >= 0:
+		return fallback
+	}
+	return 0
+}
+
 // growScores returns a slice of length n reusing buf when it is large enough.
 func growScores(buf []float64, n int) []float64 {
 	if cap(buf) < n {

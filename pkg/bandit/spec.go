@@ -44,6 +44,11 @@ type Spec struct {
 	// estimate they are the best plans of a policy that decides by that estimate, which a policy
 	// deciding otherwise (Retry) can pass.
 	KnowsRelevance bool `yaml:"knows_relevance,omitempty" json:"knows_relevance,omitempty"`
+	// Order (static, blacklist, retry, oracle_availability, oracle_detect, oracle_detect_once):
+	// the order the policy walks the candidates in, OrderRetriever ("" too) or OrderCalibrated:
+	// the baseline given the calibrated relevance that factored policies fuse, as a reference
+	// that shares their relevance estimate.
+	Order string `yaml:"order,omitempty" json:"order,omitempty"`
 	// Breaker settings (circuit_breaker).
 	ConsecutiveFailures int     `yaml:"consecutive_failures,omitempty" json:"consecutive_failures,omitempty"`
 	FailureRate         float64 `yaml:"failure_rate,omitempty" json:"failure_rate,omitempty"`
@@ -129,7 +134,7 @@ func (s Spec) AttemptBudget() int {
 
 // NeedsCalibration reports whether the policy reads Candidate.Relevance.
 func (s Spec) NeedsCalibration() bool {
-	if s.Kind == "oracle_expected" || s.Kind == "oracle_fallback" {
+	if s.Kind == "oracle_expected" || s.Kind == "oracle_fallback" || s.Order == OrderCalibrated {
 		return true
 	}
 	if s.Kind != "factored" || s.Relevance == nil {
@@ -138,6 +143,10 @@ func (s Spec) NeedsCalibration() bool {
 	m := s.Relevance.Model
 	return m == "calibrated" || m == "residual" || m == "kernel"
 }
+
+// orderedKinds are the kinds that walk the candidates in an order (Spec.Order).
+var orderedKinds = map[string]bool{"static": true, "blacklist": true, "retry": true,
+	"oracle_availability": true, "oracle_detect": true, "oracle_detect_once": true}
 
 // Kinds lists the known policy kinds.
 var Kinds = append([]string{"static", "prior_only", "blacklist", "retry", "rated", "linucb", "global_mab", "sw_ucb",
@@ -204,6 +213,12 @@ func (s Spec) Validate(key string) error {
 	}
 	if (s.AttemptPrice != 0 || s.KeepOrder || s.KnowsRelevance) && s.Kind != "oracle_fallback" {
 		return fmt.Errorf("%s: attempt_price, keep_order and knows_relevance apply to kind oracle_fallback only", key)
+	}
+	switch {
+	case s.Order != "" && s.Order != OrderRetriever && s.Order != OrderCalibrated:
+		return bad("order", fmt.Sprintf("%q", s.Order), fmt.Sprintf("%q or %q", OrderRetriever, OrderCalibrated))
+	case s.Order != "" && !orderedKinds[s.Kind]:
+		return fmt.Errorf("%s.order: applies to kinds static, blacklist, retry, oracle_availability, oracle_detect and oracle_detect_once only", key)
 	}
 	if s.Kind == "factored" {
 		if err := s.validateFactored(key); err != nil {
@@ -338,13 +353,13 @@ func New(spec Spec, env Env) (Policy, error) {
 	}
 	switch spec.Kind {
 	case "static":
-		return NewStatic(spec.Name), nil
+		return NewStaticOrdered(spec.Name, spec.Order), nil
 	case "prior_only":
 		return NewPriorOnly(spec.Name, w), nil
 	case "blacklist":
-		return NewBlacklist(spec.Name), nil
+		return NewBlacklistOrdered(spec.Name, spec.Order), nil
 	case "retry":
-		return NewStatic(spec.Name), nil // the attempt budget (k) makes it retry
+		return NewStaticOrdered(spec.Name, spec.Order), nil // the attempt budget (k) makes it retry
 	case "rated", "linucb":
 		gamma := spec.Gamma
 		if spec.Kind == "linucb" {

@@ -1,17 +1,40 @@
 package bandit
 
+// Candidate orders of the order-keeping baselines (Spec.Order).
+const (
+	// OrderRetriever walks the retriever's ranking (the paper's baselines).
+	OrderRetriever = "retriever"
+	// OrderCalibrated walks the candidates by their calibrated relevance, best first (ties to
+	// the better-ranked): the same baseline given the relevance estimate a factored policy
+	// fuses, so that what a policy gains by that estimate alone is not credited to its
+	// feedback.
+	OrderCalibrated = "calibrated"
+)
+
 // Static executes the retriever's ranking in order: the paper's static retriever rows (BM25,
-// DRAGON…) with one attempt per step, and Retry (k) with k attempts.
-type Static struct{ label string }
+// DRAGON…) with one attempt per step, and Retry (k) with k attempts; with byRelevance, the
+// candidates by calibrated relevance instead (OrderCalibrated).
+type Static struct {
+	label       string
+	byRelevance bool
+}
 
 // NewStatic returns the static ranking policy labelled name.
 func NewStatic(name string) *Static { return &Static{label: name} }
+
+// NewStaticOrdered returns the static policy walking the candidates in order (OrderRetriever or
+// OrderCalibrated).
+func NewStaticOrdered(name, order string) *Static {
+	return &Static{label: name, byRelevance: order == OrderCalibrated}
+}
 
 // Name implements Policy.
 func (p *Static) Name() string { return p.label }
 
 // Choose implements Policy: the best-ranked candidate not yet tried in this step.
-func (p *Static) Choose(s *Step) int { return firstAllowed(s, func(int) bool { return true }) }
+func (p *Static) Choose(s *Step) int {
+	return firstInOrder(s, p.byRelevance, func(int) bool { return true })
+}
 
 // Observe implements Policy; a static retriever ignores feedback.
 func (p *Static) Observe(*Step, int, Feedback) {}
@@ -47,19 +70,28 @@ func (p *PriorOnly) Observe(*Step, int, Feedback) {}
 // for good after its first failed execution. If every candidate is excluded it falls back to
 // the best-ranked one. A health check sees execution status only, whatever the protocol.
 type Blacklist struct {
-	label    string
-	excluded map[int]bool
+	label       string
+	excluded    map[int]bool
+	byRelevance bool
 }
 
 // NewBlacklist returns an empty blacklist policy.
 func NewBlacklist(name string) *Blacklist { return &Blacklist{label: name, excluded: map[int]bool{}} }
+
+// NewBlacklistOrdered returns an empty blacklist policy walking the candidates in order
+// (OrderRetriever or OrderCalibrated).
+func NewBlacklistOrdered(name, order string) *Blacklist {
+	p := NewBlacklist(name)
+	p.byRelevance = order == OrderCalibrated
+	return p
+}
 
 // Name implements Policy.
 func (p *Blacklist) Name() string { return p.label }
 
 // Choose implements Policy.
 func (p *Blacklist) Choose(s *Step) int {
-	return firstAllowed(s, func(i int) bool { return !p.excluded[s.Candidates[i].Tool] })
+	return firstInOrder(s, p.byRelevance, func(i int) bool { return !p.excluded[s.Candidates[i].Tool] })
 }
 
 // Observe implements Policy.

@@ -37,6 +37,11 @@ type GoalsConfig struct {
 	PValue     float64 `yaml:"p_value" json:"p_value"`
 	// Attempts: the fallback reaches Retry's Post-Fail SR at no more attempts per step than this.
 	Attempts float64 `yaml:"attempts" json:"attempts"`
+	// ReferenceOrder chooses the references among policies of the same kind: those walking the
+	// candidates in this order (bandit.OrderRetriever, or bandit.OrderCalibrated: the baselines
+	// and oracles given the calibrated relevance the policy fuses, so that no goal is met by
+	// that estimate alone), else the first of the kind. "" is OrderRetriever.
+	ReferenceOrder string `yaml:"reference_order" json:"reference_order"`
 }
 
 // Validate checks the margins. The names are not checked against the policies: a file that
@@ -50,6 +55,9 @@ func (g GoalsConfig) Validate() error {
 		if f.v < 0 {
 			return fmt.Errorf("goals.%s = %v: a margin in percentage points, ≥ 0", f.key, f.v)
 		}
+	}
+	if o := g.ReferenceOrder; o != "" && o != bandit.OrderRetriever && o != bandit.OrderCalibrated {
+		return fmt.Errorf("goals.reference_order = %q: must be %q or %q", o, bandit.OrderRetriever, bandit.OrderCalibrated)
 	}
 	if g.Policy == "" {
 		return nil
@@ -87,13 +95,26 @@ func Goals(cfg *Config, rows []sim.Row, results []sim.RunResult) ([]GoalRow, err
 	if g.Policy == "" || kindOf[g.Policy] == "" {
 		return nil, nil
 	}
+	order := func(o string) string {
+		if o == "" {
+			return bandit.OrderRetriever
+		}
+		return o
+	}
 	byKind := func(kind string) string {
+		first := ""
 		for _, p := range cfg.Policies {
-			if p.Kind == kind {
+			if p.Kind != kind {
+				continue
+			}
+			if order(p.Order) == order(g.ReferenceOrder) {
 				return p.Name
 			}
+			if first == "" {
+				first = p.Name
+			}
 		}
-		return ""
+		return first
 	}
 	avail, once, blacklist, static, retry := byKind("oracle_availability"), byKind("oracle_detect_once"), byKind("blacklist"), byKind("static"), byKind("retry")
 	var baselines []string

@@ -104,6 +104,32 @@ func TestGoalsByHand(t *testing.T) {
 		t.Errorf("task fallback goal: %+v, want met by P at 51.00", last)
 	}
 
+	// With references in the calibrated order (reference_order: calibrated), the goals compare
+	// with those: A2 at 0.42 makes P's 39.6 short of 41.5, B2's FSR 0.025 lets its 3.1 pass
+	// (≤ 3.5), S2's pre-failure 0.47 asks 46.5; the retriever-order rows are ignored.
+	cfg.Policies = append(cfg.Policies, bandit.Spec{Name: "A2", Kind: "oracle_availability", Order: bandit.OrderCalibrated},
+		bandit.Spec{Name: "S2", Kind: "static", Order: bandit.OrderCalibrated}, bandit.Spec{Name: "B2", Kind: "blacklist", Order: bandit.OrderCalibrated})
+	rows = append(rows, row("exec", "t", "A2", 0.42, 0, 0.47, 1, 0), row("exec", "t", "S2", 0.36, 0.10, 0.47, 1, 0),
+		row("exec", "t", "B2", 0.37, 0.025, 0.47, 1, 0))
+	cfg.Goals.ReferenceOrder = bandit.OrderCalibrated
+	got, err = Goals(cfg, rows, results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range []struct {
+		required string
+		met      bool
+		ref      string
+	}{{"≥ 41.50", false, "A2 42.00"}, {"≤ 3.50", true, "B2 2.50"}, {"≥ 46.50", false, "S2 47.00"}} {
+		if g := got[i]; g.Required != w.required || g.Met != w.met || !strings.Contains(g.Note, w.ref) {
+			t.Errorf("calibrated references, goal %d: %+v, want %s (met %v) against %s", i, g, w.required, w.met, w.ref)
+		}
+	}
+	cfg.Goals.ReferenceOrder = ""
+	if got, _ = Goals(cfg, rows, results); got[0].Required != "≥ 39.50" {
+		t.Errorf("retriever-order references: %+v, want A's 40.0 − 0.5", got[0])
+	}
+
 	// No report without the policy.
 	cfg.Goals.Policy = "nobody"
 	if got, _ := Goals(cfg, rows, results); got != nil {
@@ -126,6 +152,7 @@ func TestGoalsConfigValidate(t *testing.T) {
 		{func(g *GoalsConfig) { g.TaskMargin = -0.1 }, "goals.task_margin"},
 		{func(g *GoalsConfig) { g.PValue = 1 }, "goals.p_value"},
 		{func(g *GoalsConfig) { g.Attempts = 0.9 }, "goals.attempts"},
+		{func(g *GoalsConfig) { g.ReferenceOrder = "semantic" }, "goals.reference_order"},
 	} {
 		g := ok
 		c.edit(&g)

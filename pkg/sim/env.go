@@ -270,6 +270,25 @@ type oracle struct {
 	truth    bool        // oracle_fallback: plans with the qrels' relevance
 	plan     []int       // oracle_fallback: this step's positions, in order
 	estimate []float64   // oracle_fallback: the relevance it plans with, per position
+	// byRelevance (order: calibrated): the availability and detect oracles walk the candidates
+	// by calibrated relevance instead of the retriever's ranking.
+	byRelevance bool
+	walk        []int // this step's positions in the oracle's order
+}
+
+// positions returns s's positions in the oracle's order: the retriever's ranking, or by
+// calibrated relevance (descending, ties to the better-ranked).
+func (o *oracle) positions(s *bandit.Step) []int {
+	o.walk = o.walk[:0]
+	for i := range s.Candidates {
+		o.walk = append(o.walk, i)
+	}
+	if o.byRelevance {
+		sort.SliceStable(o.walk, func(a, b int) bool {
+			return s.Candidates[o.walk[a]].Relevance > s.Candidates[o.walk[b]].Relevance
+		})
+	}
+	return o.walk
 }
 
 // see gives the oracle the truth about step t's candidates.
@@ -318,7 +337,8 @@ func (o *oracle) Choose(s *bandit.Step) int {
 		}
 		return max(best, 0)
 	case OracleDetect, OracleDetectOnce:
-		for i, c := range s.Candidates {
+		for _, i := range o.positions(s) {
+			c := s.Candidates[i]
 			if !s.Allowed(i) {
 				continue
 			}
@@ -331,10 +351,15 @@ func (o *oracle) Choose(s *bandit.Step) int {
 				return i
 			}
 		}
-		return firstAllowed(s)
+		for _, i := range o.walk {
+			if s.Allowed(i) {
+				return i
+			}
+		}
+		return 0
 	}
 	best, bestRank := -1, 3
-	for i := range s.Candidates {
+	for _, i := range o.positions(s) {
 		if !s.Allowed(i) {
 			continue
 		}
@@ -443,7 +468,8 @@ func (o *oracle) Observe(*bandit.Step, int, bandit.Feedback) {}
 // bandit.New.
 func NewPolicy(spec bandit.Spec, env bandit.Env) (bandit.Policy, error) {
 	if bandit.IsOracle(spec.Kind) {
-		return &oracle{label: spec.Name, kind: spec.Kind, paid: map[int]int{}, price: spec.AttemptPrice, keep: spec.KeepOrder, truth: spec.KnowsRelevance}, nil
+		return &oracle{label: spec.Name, kind: spec.Kind, paid: map[int]int{}, price: spec.AttemptPrice, keep: spec.KeepOrder,
+			truth: spec.KnowsRelevance, byRelevance: spec.Order == bandit.OrderCalibrated}, nil
 	}
 	return bandit.New(spec, env)
 }

@@ -516,3 +516,35 @@ func TestFallbackOracleKnowingRelevanceByHand(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibratedOrderOraclesByHand: query c ranks tool 3 above tool 2, but the calibration puts
+// tool 2 first (0.8 against 0.3); both execute. The availability oracle in the retriever's order
+// runs tool 3 (irrelevant), in the calibrated order tool 2 (relevant). With tool 2 down for good
+// from step 0, the calibrated detect-once oracle pays one failed call on tool 2 and then runs
+// tool 3.
+func TestCalibratedOrderOraclesByHand(t *testing.T) {
+	w := tinyWorld()
+	w.Queries = append(w.Queries, Query{ID: "c", Relevant: []int{2}, Context: []float64{0, 1},
+		Ranked: []bandit.Candidate{{Tool: 3, Sem: 1, Relevance: 0.3}, {Tool: 2, Sem: 0.9, Relevance: 0.8}}})
+	qc := len(w.Queries) - 1
+	none := NewSchedule(Scenario{Name: "s", Theta: 1}, w, inOrder(4), 1)
+	plain, _ := NewPolicy(bandit.Spec{Name: "a", Kind: "oracle_availability"}, bandit.Env{})
+	cal, _ := NewPolicy(bandit.Spec{Name: "a", Kind: "oracle_availability", Order: bandit.OrderCalibrated}, bandit.Env{})
+	if tr := Run(w, []int{qc}, none, plain, 2, 1, execution, 1); tr[0].Success {
+		t.Fatalf("retriever order: %+v, want tool 3 (irrelevant)", tr)
+	}
+	if tr := Run(w, []int{qc}, none, cal, 2, 1, execution, 1); !tr[0].Success {
+		t.Fatalf("calibrated order: %+v, want tool 2 (relevant)", tr)
+	}
+	// Tool 2 is third in inOrder(4)'s frequency order; skip_top 0.5 passes tools 0 and 1.
+	down := NewSchedule(Scenario{Name: "s", Theta: 1, Events: []Event{{Kind: EventPersistent, Start: 0,
+		Select: Selector{By: "frequency", SkipTop: 0.5, Fraction: 0.25}}}}, w, inOrder(4), 1)
+	if down.Executes(2, 0) || !down.Executes(3, 0) {
+		t.Fatal("the schedule should take tool 2 down and leave tool 3 up")
+	}
+	once, _ := NewPolicy(bandit.Spec{Name: "o", Kind: "oracle_detect_once", Order: bandit.OrderCalibrated}, bandit.Env{})
+	tr := Run(w, []int{qc, qc}, down, once, 2, 1, execution, 1)
+	if tr[0].FailedAttempts != 1 || tr[0].Attempts != 1 || tr[1].FailedAttempts != 0 || tr[1].Success {
+		t.Fatalf("calibrated detect-once: %+v, want one failed call on tool 2, then tool 3", tr)
+	}
+}
