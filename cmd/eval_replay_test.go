@@ -25,7 +25,7 @@ func TestEvalReplayOnAServedLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	front, _ := router.NewLexicalFrontend(64)
-	cal, _, err := router.FitCalibration(front, b, "dev", 10)
+	cal, _, err := router.FitCalibration(front, b, "dev", 10, bandit.DefaultHubnessDepth, bandit.DefaultHubnessStrength)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,8 +36,9 @@ type serveFlags struct {
 	logDir, tokenFile, mcp                                         string
 	ephemeral, prune, logContext                                   bool
 	k, contextDim, cacheSize, logFiles, rateBurst, snapshotEvery   int
+	hubDepth                                                       int
 	logMB, maxBody                                                 int64
-	rateLimit                                                      float64
+	rateLimit, hubStrength                                         float64
 	step, grace, followEvery, mcpIdle                              time.Duration
 	allowHosts                                                     []string
 	enc                                                            encodingFlags
@@ -81,6 +82,8 @@ docs/SERVE.md has the details; docs/DECISION-LOG.md the --decision-log format.`,
 	fl.StringVar(&f.policy, "policy", "", "policy spec YAML (a pkg/bandit Spec; default: the embedded configs/recommended.yaml)")
 	fl.IntVar(&f.k, "k", 10, "candidates per decision")
 	fl.StringVar(&f.calibration, "calibration", "", "calibrator JSON or a table2.json of rated eval dynamic with the same retriever")
+	fl.IntVar(&f.hubDepth, "hubness-depth", bandit.DefaultHubnessDepth, "when the calibration is fitted here: count a tool's hubness in each dev query's top N candidates (a value past --k counts all --k; 0: no hubness feature)")
+	fl.Float64Var(&f.hubStrength, "hubness-strength", bandit.DefaultHubnessStrength, "when the calibration is fitted here: pseudo-queries at the average share behind each tool's hubness (> 0)")
 	fl.IntVar(&f.snapshotEvery, "snapshot-every", 10000, "records between snapshots of the whole state (restart replays at most this many)")
 	fl.DurationVar(&f.step, "step", 0, "wall-clock length of one policy step (0: one step per select, as in the simulator)")
 	fl.IntVar(&f.cacheSize, "query-cache", 10000, "query embeddings kept in memory")
@@ -116,6 +119,7 @@ func (f serveFlags) validate() error {
 		{"decision-log-files", int64(f.logFiles), 0, 0, " (0: all)"},
 		{"rate-burst", int64(f.rateBurst), 0, 0, " (0: one second's worth)"},
 		{"max-body", f.maxBody, 1, 0, ""},
+		{"hubness-depth", int64(f.hubDepth), 0, 0, " (0: no hubness feature)"},
 	}
 	for _, c := range ints {
 		switch {
@@ -124,6 +128,9 @@ func (f serveFlags) validate() error {
 		case c.v < c.lo:
 			return fmt.Errorf("--%s = %d: must be at least %d%s", c.name, c.v, c.lo, c.whatZero)
 		}
+	}
+	if !(f.hubStrength > 0) || math.IsInf(f.hubStrength, 0) {
+		return fmt.Errorf("--hubness-strength = %v: must be a finite number > 0", f.hubStrength)
 	}
 	if math.IsNaN(f.rateLimit) || math.IsInf(f.rateLimit, 0) || f.rateLimit < 0 {
 		return fmt.Errorf("--rate-limit = %v: must be a finite number of requests per second, at least 0 (0: unlimited)", f.rateLimit)
@@ -218,7 +225,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		if err != nil {
 			return nil, "", err
 		}
-		c, note, err := router.FitCalibration(front, b, "dev", f.k)
+		c, note, err := router.FitCalibration(front, b, "dev", f.k, f.hubDepth, f.hubStrength)
 		return c, note + " (embedded default benchmark)", err
 	}
 	reg := prometheus.NewRegistry()

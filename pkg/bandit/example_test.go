@@ -129,3 +129,42 @@ func ExampleNew_paperRATED() {
 	// step 1: tool 3 score 0.740 S_bandit 0.602
 	// step 1: tool 7 score 0.712 S_bandit 0.312
 }
+
+// A calibrator with the hubness feature: "mail.send" is in the top list of 40 of the 50 bank
+// queries, a hub; "crm.add_contact" of 2. Bound to a catalog with ForTools, Apply gives the hub
+// less relevance for the same score: its feature is log((40 + 100·0.1)/(50 + 100)) = log(1/3),
+// the other's log((2 + 10)/150) = log(0.08), and the weight −0.5 puts them 0.71 logits apart:
+// σ(−2 + 4·0.8 + 0.549) = 0.852 against σ(1.2 + 1.263) = 0.921. "ticket.open", which the bank
+// never covered, gets log s̄ = log(0.1): σ(1.2 + 1.151) = 0.913, an average tool's.
+func ExampleCalibrator_ForTools() {
+	cal := &bandit.Calibrator{Weights: [4]float64{-2, 4, 0, 0},
+		Hub: &bandit.Hubness{Weight: -0.5, Depth: 10, Queries: 50, Strength: 100, MeanShare: 0.1,
+			Counts: map[string]int{"mail.send": 40, "crm.add_contact": 2}}}
+	bound := cal.ForTools([]string{"mail.send", "crm.add_contact", "ticket.open"})
+	cands := []bandit.Candidate{{Tool: 0, Sem: 0.8}, {Tool: 1, Sem: 0.8}, {Tool: 2, Sem: 0.8}}
+	bound.Apply(cands)
+	for _, c := range cands {
+		fmt.Printf("tool %d: %.3f\n", c.Tool, c.Relevance)
+	}
+	// Output:
+	// tool 0: 0.852
+	// tool 1: 0.921
+	// tool 2: 0.913
+}
+
+// The order-keeping baselines given the calibrated relevance (order: calibrated): Retry walks
+// the candidates by it, best first, instead of the retriever's ranking.
+func ExampleNewStaticOrdered() {
+	step := &bandit.Step{Candidates: []bandit.Candidate{{Tool: 4, Relevance: 0.3}, {Tool: 9, Relevance: 0.6}, {Tool: 2, Relevance: 0.5}},
+		Excluded: []bool{false, false, false}}
+	retry := bandit.NewStaticOrdered("Retry (k=3, calibrated order)", bandit.OrderCalibrated)
+	for a := 0; a < 3; a++ {
+		pos := retry.Choose(step)
+		fmt.Println("attempt", a, "runs tool", step.Candidates[pos].Tool)
+		step.Excluded[pos] = true
+	}
+	// Output:
+	// attempt 0 runs tool 9
+	// attempt 1 runs tool 2
+	// attempt 2 runs tool 4
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/rated-dev/rated/configs"
 	"github.com/rated-dev/rated/internal/cfgcheck"
 	"github.com/rated-dev/rated/pkg/bandit"
+	"github.com/rated-dev/rated/pkg/bench"
 	"github.com/rated-dev/rated/pkg/catalog"
 	"github.com/rated-dev/rated/pkg/metrics"
 	"github.com/rated-dev/rated/pkg/sim"
@@ -70,9 +71,35 @@ type DynamicConfig struct {
 	// Calibration is the labelled split P(relevant | retrieval features) is fitted on ("dev";
 	// never the evaluated split unless that is dev itself).
 	Calibration string `yaml:"calibration" json:"calibration"`
+	// Hubness offers the calibration the query-bank hubness feature (bandit.Hubness), the
+	// calibration split's queries being the bank; the fit keeps it only where the split shows
+	// the effect.
+	Hubness HubnessConfig `yaml:"hubness" json:"hubness"`
 	// BoundAttempts are attempt budgets (attempts per step, ≥ 1) at which bounds.* states the
 	// fallback oracle's bound on every policy of its class (with oracle_fallback policies only).
 	BoundAttempts []float64 `yaml:"bound_attempts,omitempty" json:"bound_attempts,omitempty"`
+}
+
+// HubnessConfig configures the calibration's hubness feature.
+type HubnessConfig struct {
+	// Depth: the top candidates of each bank query counted (the calibration split is ranked
+	// retrieval.k deep, so a larger depth counts the whole list); 0: off.
+	Depth int `yaml:"depth" json:"depth"`
+	// Strength: pseudo-queries at the average share behind every tool's count (> 0).
+	Strength float64 `yaml:"strength" json:"strength"`
+}
+
+// offer returns the hubness feature's configuration for a fit of lists k deep over b's corpus
+// (nil: off).
+func (h HubnessConfig) offer(b *bench.Bench, k int) *bandit.HubConfig {
+	if h.Depth == 0 {
+		return nil
+	}
+	ids := make([]string, len(b.Corpus))
+	for i, d := range b.Corpus {
+		ids[i] = d.ID
+	}
+	return &bandit.HubConfig{Depth: min(h.Depth, k), Strength: h.Strength, Catalog: ids}
 }
 
 // LoadConfig resolves the configuration: the embedded configs/paper.yaml, then each file in
@@ -368,6 +395,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("dynamic.split: name the qrels split to evaluate on")
 	case d.CurveStride <= 0:
 		return fmt.Errorf("dynamic.curve_stride = %d: must be > 0", d.CurveStride)
+	case d.Hubness.Depth < 0:
+		return fmt.Errorf("dynamic.hubness.depth = %d: must be >= 0 (0: off)", d.Hubness.Depth)
+	case d.Hubness.Depth > 0 && !(d.Hubness.Strength > 0):
+		return fmt.Errorf("dynamic.hubness.strength = %v: must be > 0 (pseudo-queries at the average share)", d.Hubness.Strength)
 	}
 	seen := make(map[uint64]bool, len(d.Seeds))
 	for _, s := range d.Seeds {

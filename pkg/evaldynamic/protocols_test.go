@@ -40,6 +40,18 @@ func TestPaperConfigRecommendedRowIsConfigsRecommended(t *testing.T) {
 	}
 }
 
+// TestPaperHubnessIsServesDefault: the calibration `rated serve` fits takes the hubness
+// feature's defaults from bandit's constants, which must be paper.yaml's dynamic.hubness.
+func TestPaperHubnessIsServesDefault(t *testing.T) {
+	cfg, err := LoadConfig(viper.New(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := cfg.Dynamic.Hubness; h.Depth != bandit.DefaultHubnessDepth || h.Strength != bandit.DefaultHubnessStrength {
+		t.Fatalf("paper.yaml dynamic.hubness %+v, bandit's defaults depth %d, strength %v", h, bandit.DefaultHubnessDepth, bandit.DefaultHubnessStrength)
+	}
+}
+
 func TestShippedConfigsLoad(t *testing.T) {
 	entries, err := configs.Files.ReadDir(".")
 	if err != nil {

@@ -252,6 +252,7 @@ func calibrate(b *bench.Bench, cfg *Config, res Resources, toolIndex map[string]
 		return nil, "", err
 	}
 	lists := make([]bandit.CalibrationList, len(queries))
+	hub := cfg.Dynamic.Hubness.offer(b, cfg.Retrieval.K)
 	for qi, q := range queries {
 		rel := map[int]bool{}
 		for _, id := range b.Relevant(split, q.ID) {
@@ -265,14 +266,19 @@ func calibrate(b *bench.Bench, cfg *Config, res Resources, toolIndex map[string]
 		for _, c := range cands {
 			lists[qi].Sem = append(lists[qi].Sem, c.Score/top)
 			lists[qi].Relevant = append(lists[qi].Relevant, rel[toolIndex[c.ID]])
+			lists[qi].Tools = append(lists[qi].Tools, c.ID)
 		}
 	}
-	cal, err := bandit.FitCalibrator(lists, 1e-6)
+	cal, err := bandit.FitCalibrator(lists, 1e-6, hub)
 	if err != nil {
 		return nil, "", fmt.Errorf("calibration on split %s: %w", split, err)
 	}
-	return cal, fmt.Sprintf("logistic P(relevant | S_sem, gap to top, log(1+rank)) on the %d %s-split queries' top %d (%d examples, %d relevant)",
-		len(queries), split, cfg.Retrieval.K, cal.Examples, cal.Positives), nil
+	ids := make([]string, len(b.Corpus))
+	for i, d := range b.Corpus {
+		ids[i] = d.ID
+	}
+	return cal.ForTools(ids), fmt.Sprintf("%s on the %d %s-split queries' top %d (%d examples, %d relevant)",
+		cal.Describe(), len(queries), split, cfg.Retrieval.K, cal.Examples, cal.Positives), nil
 }
 
 func splitNames(b *bench.Bench) []string {

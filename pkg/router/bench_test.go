@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rated-dev/rated/internal/testassets"
+	"github.com/rated-dev/rated/pkg/bandit"
 	"github.com/rated-dev/rated/pkg/defaultbench"
 	"github.com/rated-dev/rated/pkg/encode"
 	"github.com/rated-dev/rated/pkg/router"
@@ -24,7 +25,7 @@ func BenchmarkSelect(b *testing.B) {
 		queries = append(queries, q.Text)
 	}
 	run := func(b *testing.B, front router.Frontend) {
-		cal, note, err := router.FitCalibration(front, bench, "dev", 10)
+		cal, note, err := router.FitCalibration(front, bench, "dev", 10, bandit.DefaultHubnessDepth, bandit.DefaultHubnessStrength)
 		if err != nil {
 			b.Fatal(err)
 		}

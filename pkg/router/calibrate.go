@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"strings"
 
@@ -16,8 +15,9 @@ import (
 // P(relevant). Its weights depend on the retriever's score distribution, so it must come from
 // the same retriever the router uses. Two sources, never a silent default:
 //   - a file: the `calibrator` that `rated eval dynamic` writes in table2.json (world.calibrator,
-//     checked against world.retriever) or a bare calibrator JSON ({"weights": [...]}), fitted on
-//     your own labelled dev split;
+//     checked against world.retriever) or a bare calibrator JSON ({"weights": [...]}, and
+//     optionally "hub": the hubness feature, keyed by tool id), fitted on your own labelled dev
+//     split;
 //   - FitCalibration on a labelled benchmark split with the router's own frontend: `rated serve`
 //     fits it once, on the embedded default benchmark's dev split, when the policy needs one and
 //     the state holds none, and stores it in the state.
@@ -62,10 +62,8 @@ func LoadCalibration(path, frontend string) (*bandit.Calibrator, string, error) 
 	default:
 		return nil, "", fmt.Errorf("calibration %s: neither a calibrator ({\"weights\": [4 numbers]}) nor a table2.json with world.calibrator", path)
 	}
-	for i, w := range c.Weights {
-		if math.IsNaN(w) || math.IsInf(w, 0) {
-			return nil, "", fmt.Errorf("calibration %s: weights[%d] = %v is not finite", path, i, w)
-		}
+	if err := c.Validate(); err != nil {
+		return nil, "", fmt.Errorf("calibration %s: %w", path, err)
 	}
 	return c, note, nil
 }
@@ -80,12 +78,17 @@ func sameRetriever(evalName, frontend string) bool {
 
 // FitCalibration fits the calibrator on split of b with the frontend f: each of the split's
 // queries is ranked k deep over b's corpus, exactly as the router ranks its catalog, and every
-// candidate is an example labelled by the qrels.
-func FitCalibration(f Frontend, b *bench.Bench, split string, k int) (*bandit.Calibrator, string, error) {
+// candidate is an example labelled by the qrels. hubDepth > 0 offers the hubness feature
+// (bandit.Hubness), the split's queries being the bank, with hubStrength pseudo-queries.
+func FitCalibration(f Frontend, b *bench.Bench, split string, k, hubDepth int, hubStrength float64) (*bandit.Calibrator, string, error) {
 	queries := b.SplitQueries(split)
 	if len(queries) == 0 {
 		return nil, "", fmt.Errorf("benchmark has no %q split with qrels", split)
 	}
+	if hubDepth < 0 {
+		return nil, "", fmt.Errorf("hubness depth %d: must be >= 0", hubDepth)
+	}
+	hubDepth = min(hubDepth, k) // the lists are k deep
 	tools := b.CorpusTools()
 	vecs, err := f.DocVectors(tools)
 	if err != nil {
@@ -117,13 +120,21 @@ func FitCalibration(f Frontend, b *bench.Bench, split string, k int) (*bandit.Ca
 		for _, c := range found {
 			l.Sem = append(l.Sem, c.Score)
 			l.Relevant = append(l.Relevant, rel[c.ID])
+			l.Tools = append(l.Tools, c.ID)
 		}
 		lists = append(lists, l)
 	}
-	c, err := bandit.FitCalibrator(lists, 1e-6)
+	var hub *bandit.HubConfig
+	if hubDepth > 0 {
+		hub = &bandit.HubConfig{Depth: hubDepth, Strength: hubStrength}
+		for _, t := range tools {
+			hub.Catalog = append(hub.Catalog, t.ID)
+		}
+	}
+	c, err := bandit.FitCalibrator(lists, 1e-6, hub)
 	if err != nil {
 		return nil, "", err
 	}
-	return c, fmt.Sprintf("logistic P(relevant | S_sem, gap to top, log(1+rank)) fitted on the %d %s-split queries' top %d with %s (%d examples, %d relevant)",
-		len(queries), split, k, f.Name(), c.Examples, c.Positives), nil
+	return c, fmt.Sprintf("%s fitted on the %d %s-split queries' top %d with %s (%d examples, %d relevant)",
+		c.Describe(), len(queries), split, k, f.Name(), c.Examples, c.Positives), nil
 }

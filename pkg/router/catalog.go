@@ -24,6 +24,20 @@ type catalogView struct {
 	priors  []float64         // r_static by tool index
 	parts   []*catalog.PriorScore
 	index   Index // search over live
+	// calibrator is the router's calibrator bound to this view's tool indices (nil: none).
+	calibrator *bandit.Calibrator
+}
+
+// bindCalibrator returns c bound to the tool indices of entries (nil for nil).
+func bindCalibrator(c *bandit.Calibrator, entries []*entry) *bandit.Calibrator {
+	if c == nil {
+		return nil
+	}
+	ids := make([]string, len(entries))
+	for i, e := range entries {
+		ids[i] = e.tool.ID
+	}
+	return c.ForTools(ids)
 }
 
 // buildView indexes the live entries and computes their priors.
@@ -57,6 +71,7 @@ func (r *Router) buildView(entries []*entry) (*catalogView, error) {
 		return nil, err
 	}
 	v.index = ix
+	v.calibrator = bindCalibrator(r.calibrator, entries)
 	return v, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rated-dev/rated/pkg/bandit"
 	"github.com/rated-dev/rated/pkg/catalog"
 	"github.com/rated-dev/rated/pkg/defaultbench"
 	"github.com/rated-dev/rated/pkg/router"
@@ -41,7 +42,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	cal, note, err := router.FitCalibration(front, b, "dev", 10)
+	cal, note, err := router.FitCalibration(front, b, "dev", 10, bandit.DefaultHubnessDepth, bandit.DefaultHubnessStrength)
 	if err != nil {
 		panic(err)
 	}

@@ -3,7 +3,9 @@ package router
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/rated-dev/rated/internal/binenc"
@@ -204,10 +206,11 @@ func encodeBoot(boot uint64, epoch int64) []byte {
 	return w.Bytes()
 }
 
-// snapshotMagic opens the router's snapshot; the version follows.
+// snapshotMagic opens the router's snapshot; the version follows. Version 2 adds the
+// calibrator's hubness feature; version 1 snapshots are still read (without it).
 const (
 	snapshotMagic   = "RATEDRTR"
-	snapshotVersion = 1
+	snapshotVersion = 2
 )
 
 // snapshot is the router's state at a point of the log.
@@ -242,6 +245,8 @@ func (s *snapshot) encode() ([]byte, error) {
 		}
 		w.Int(c.Examples)
 		w.Int(c.Positives)
+		writeHubness(w, c.Hub)
+		w.String(c.HubDropped)
 	}
 	w.String(s.calibration)
 	w.Uvarint(uint64(len(s.entries)))
@@ -267,8 +272,9 @@ func decodeSnapshot(data []byte) (*snapshot, error) {
 		return nil, fmt.Errorf("not a rated router snapshot")
 	}
 	r := binenc.NewReader(data[len(snapshotMagic):])
-	if v := r.Uvarint(); r.Err() == nil && v != snapshotVersion {
-		return nil, fmt.Errorf("router snapshot format %d, this build reads %d", v, snapshotVersion)
+	v := r.Uvarint()
+	if r.Err() == nil && (v < 1 || v > snapshotVersion) {
+		return nil, fmt.Errorf("router snapshot format %d, this build reads 1 to %d", v, snapshotVersion)
 	}
 	s := &snapshot{spec: r.String(), frontend: r.String(), dim: r.Int(), boot: r.Uvarint(), steps: r.Varint(), epoch: r.Varint()}
 	if r.Bool() {
@@ -277,6 +283,15 @@ func decodeSnapshot(data []byte) (*snapshot, error) {
 			c.Weights[i] = r.Float64()
 		}
 		c.Examples, c.Positives = r.Int(), r.Int()
+		if v >= 2 {
+			c.Hub = readHubness(r)
+			c.HubDropped = r.String()
+		}
+		if r.Err() == nil {
+			if err := c.Validate(); err != nil {
+				r.Fail(fmt.Errorf("calibrator: %w", err))
+			}
+		}
 		s.calibrator = c
 	}
 	s.calibration = r.String()
@@ -300,6 +315,41 @@ func decodeSnapshot(data []byte) (*snapshot, error) {
 		return nil, fmt.Errorf("router snapshot: %w", err)
 	}
 	return s, nil
+}
+
+// writeHubness writes the calibrator's hubness feature (nil: none), its counts by sorted id.
+func writeHubness(w *binenc.Writer, h *bandit.Hubness) {
+	w.Bool(h != nil)
+	if h == nil {
+		return
+	}
+	w.Float64(h.Weight)
+	w.Int(h.Depth)
+	w.Int(h.Queries)
+	w.Float64(h.Strength)
+	w.Float64(h.MeanShare)
+	w.Float64(h.LikelihoodRatio)
+	ids := slices.Sorted(maps.Keys(h.Counts))
+	w.Uvarint(uint64(len(ids)))
+	for _, id := range ids {
+		w.String(id)
+		w.Int(h.Counts[id])
+	}
+}
+
+func readHubness(r *binenc.Reader) *bandit.Hubness {
+	if !r.Bool() {
+		return nil
+	}
+	h := &bandit.Hubness{Weight: r.Float64(), Depth: r.Int(), Queries: r.Int(), Strength: r.Float64(),
+		MeanShare: r.Float64(), LikelihoodRatio: r.Float64()}
+	n := r.Len(2)
+	h.Counts = make(map[string]int, n)
+	for range n {
+		id := r.String()
+		h.Counts[id] = r.Int()
+	}
+	return h
 }
 
 func writeDecision(w *binenc.Writer, d *decision) {

@@ -379,6 +379,12 @@ func (r *Router) ensureCalibration() error {
 	if r.calibrator == nil && r.spec.NeedsCalibration() {
 		return fmt.Errorf("router: policy %s reads calibrated relevance, but no calibrator was given or stored", r.spec.Name)
 	}
+	// The view load built may predate this calibrator: bind it to the view's tools.
+	if cur := r.view.Load(); cur != nil {
+		next := *cur
+		next.calibrator = bindCalibrator(r.calibrator, cur.entries)
+		r.view.Store(&next)
+	}
 	return nil
 }
 
@@ -445,8 +451,8 @@ func (r *Router) Select(ctx context.Context, query string, opts SelectOptions) (
 		e := view.byID[c.ID]
 		st.cands[i] = bandit.Candidate{Tool: e.index, Sem: c.Score, Prior: view.priors[e.index]}
 	}
-	if r.calibrator != nil {
-		r.calibrator.Apply(st.cands)
+	if view.calibrator != nil {
+		view.calibrator.Apply(st.cands)
 	}
 	for _, id := range opts.Exclude {
 		for i, c := range found {

@@ -48,7 +48,7 @@ func load(t testing.TB) ([]catalog.Tool, []string, *bandit.Calibrator) {
 			fixture.queries = append(fixture.queries, q.Text)
 		}
 		front, _ := router.NewLexicalFrontend(128)
-		fixture.cal, _, fixture.err = router.FitCalibration(front, b, "dev", 10)
+		fixture.cal, _, fixture.err = router.FitCalibration(front, b, "dev", 10, bandit.DefaultHubnessDepth, bandit.DefaultHubnessStrength)
 	})
 	if fixture.err != nil {
 		t.Fatal(fixture.err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rated-dev/rated/pkg/bandit"
 	"github.com/rated-dev/rated/pkg/defaultbench"
 	"github.com/rated-dev/rated/pkg/router"
 	"github.com/rated-dev/rated/pkg/serve"
@@ -59,7 +60,7 @@ func benchRouter(b *testing.B) (*router.Router, []string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cal, note, err := router.FitCalibration(front, bench, "dev", 10)
+	cal, note, err := router.FitCalibration(front, bench, "dev", 10, bandit.DefaultHubnessDepth, bandit.DefaultHubnessStrength)
 	if err != nil {
 		b.Fatal(err)
 	}
