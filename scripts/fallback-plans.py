@@ -52,24 +52,6 @@ def load(directory, start, end):
     return steps
 
 
-def load_qrels(path):
-    rel = collections.defaultdict(set)
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            parts = line.rstrip("\n").split("\t")
-            if lineno == 1 and parts[0] == "query-id":
-                continue
-            if len(parts) != 3:
-                sys.exit(f"{path}:{lineno}: want query-id, corpus-id, score separated by tabs")
-            try:
-                score = float(parts[2])
-            except ValueError:
-                sys.exit(f"{path}:{lineno}: score {parts[2]!r} is not a number")
-            if score > 0:
-                rel[parts[0]].add(parts[1])
-    return rel
-
-
 def fold(query):
     return int(hashlib.md5(query.encode()).hexdigest(), 16) % 2
 
@@ -149,7 +131,7 @@ def main():
     steps = load(args.log, args.start, args.end)
     if not steps:
         sys.exit(f"{args.log}: no steps in [{args.start}, {args.end})")
-    rel = load_qrels(args.qrels)
+    rel = retrylog.qrels(args.qrels)
     print(f"{len(steps)} steps of {len({s[0] for s in steps})} runs, window [{args.start}, {args.end})")
 
     print("\nplan | SR | attempts/step")

@@ -3,7 +3,9 @@
 Retry (k) never learns, so its log is a faithful record of the candidates of every step and of
 the outcomes of the calls it made. Only the standard library is used.
 """
+import collections
 import glob
+import gzip
 import json
 import os
 import sys
@@ -34,3 +36,24 @@ def records(directory):
                 elif r["id"] not in known:
                     sys.exit(f"{path}:{lineno}: outcome of unknown decision {r['id']!r}")
                 yield run, path, lineno, r
+
+
+def qrels(path):
+    """Returns {query id: set of relevant tool ids} from a BEIR qrels TSV (optionally .gz),
+    exiting with the file and line of a malformed row."""
+    rel = collections.defaultdict(set)
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            parts = line.rstrip("\n").split("\t")
+            if lineno == 1 and parts[0] == "query-id":
+                continue
+            if len(parts) != 3:
+                sys.exit(f"{path}:{lineno}: want query-id, corpus-id, score separated by tabs")
+            try:
+                score = float(parts[2])
+            except ValueError:
+                sys.exit(f"{path}:{lineno}: score {parts[2]!r} is not a number")
+            if score > 0:
+                rel[parts[0]].add(parts[1])
+    return rel
