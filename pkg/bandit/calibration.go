@@ -3,7 +3,9 @@ package bandit
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 
 	"gonum.org/v1/gonum/mat"
@@ -46,15 +48,16 @@ type Hubness struct {
 	Queries int `json:"queries" yaml:"queries"`
 	// Strength a: pseudo-queries at the average share behind every tool's count.
 	Strength float64 `json:"strength" yaml:"strength"`
-	// MeanShare s̄ = Depth / catalog size. A tool the bank did not cover (added to the catalog
-	// later) has no count: its feature is the prior's alone, log s̄, an average tool's.
+	// MeanShare s̄ = Depth / catalog size.
 	MeanShare float64 `json:"mean_share" yaml:"mean_share"`
 	// LikelihoodRatio is 2·(ℓ with the feature − ℓ without), the test statistic of the fit.
 	LikelihoodRatio float64 `json:"likelihood_ratio" yaml:"likelihood_ratio"`
 	// Counts[id] is c for every tool of the catalog the bank was ranked over (zeros included).
 	Counts map[string]int `json:"counts" yaml:"counts"`
 
-	byTool []float64 // the feature by tool index (ForTools); nil: every tool Unknown
+	byTool  []float64 // the feature by tool index (ForTools)
+	unknown float64   // Unknown(), computed by ForTools
+	bound   bool      // ForTools has set byTool and unknown
 }
 
 // HubConfig offers the hubness feature to FitCalibrator.
@@ -96,24 +99,42 @@ func (h *Hubness) feature(c, n int) float64 {
 	return math.Log((float64(c) + h.Strength*h.MeanShare) / (float64(n) + h.Strength))
 }
 
-// Feature returns the hubness feature of the tool with this id (log s̄ for a tool the bank did
+// Unknown is the feature of a tool the bank did not cover (added to the catalog after the fit):
+// the mean of the feature over the bank's catalog, so that its logit is, in expectation, that of
+// a tool drawn from the catalog (the logit is linear in the feature).
+func (h *Hubness) Unknown() float64 {
+	if h.bound {
+		return h.unknown
+	}
+	if len(h.Counts) == 0 {
+		return math.Log(h.MeanShare)
+	}
+	sum := 0.0
+	for _, id := range slices.Sorted(maps.Keys(h.Counts)) { // one order: the same sum on every run
+		sum += h.feature(h.Counts[id], h.Queries)
+	}
+	return sum / float64(len(h.Counts))
+}
+
+// Feature returns the hubness feature of the tool with this id (Unknown for a tool the bank did
 // not cover).
 func (h *Hubness) Feature(id string) float64 {
 	c, ok := h.Counts[id]
 	if !ok {
-		return math.Log(h.MeanShare)
+		return h.Unknown()
 	}
 	return h.feature(c, h.Queries)
 }
 
 // ForTools returns a copy of c whose hubness feature is looked up by tool index, ids[i] being
 // the id of tool i, as Candidate.Tool numbers them. c is not changed, so one fitted calibrator
-// can serve catalogs that change (a tool beyond ids has an uncovered tool's feature).
+// can serve catalogs that change (a tool beyond ids has an uncovered tool's feature, Unknown).
 func (c *Calibrator) ForTools(ids []string) *Calibrator {
 	if c.Hub == nil {
 		return c
 	}
 	out, hub := *c, *c.Hub
+	hub.unknown, hub.bound = c.Hub.Unknown(), true
 	hub.byTool = make([]float64, len(ids))
 	for i, id := range ids {
 		hub.byTool[i] = hub.Feature(id)
@@ -127,7 +148,7 @@ func (h *Hubness) hubAt(i int) float64 {
 	if i >= 0 && i < len(h.byTool) {
 		return h.byTool[i]
 	}
-	return math.Log(h.MeanShare)
+	return h.Unknown()
 }
 
 // FitCalibrator fits the logistic regression by iteratively reweighted least squares (Newton's
@@ -356,14 +377,20 @@ func (c *Calibrator) Validate() error {
 		}
 	}
 	switch {
+	case !(h.Weight < 0):
+		return fmt.Errorf("hub.weight = %v: must be negative (a fit keeps the feature only then)", h.Weight)
+	case h.LikelihoodRatio < hubMinLikelihoodRatio:
+		return fmt.Errorf("hub.likelihood_ratio = %v: a fit keeps the feature only at %.4g or more", h.LikelihoodRatio, hubMinLikelihoodRatio)
 	case h.Depth < 1:
 		return fmt.Errorf("hub.depth = %d: must be >= 1", h.Depth)
-	case h.Queries < 1:
-		return fmt.Errorf("hub.queries = %d: must be >= 1", h.Queries)
+	case h.Queries < 2:
+		return fmt.Errorf("hub.queries = %d: must be >= 2 (the bank's size)", h.Queries)
 	case !(h.Strength > 0) || math.IsInf(h.Strength, 0):
 		return fmt.Errorf("hub.strength = %v: must be a finite number > 0", h.Strength)
-	case !(h.MeanShare > 0 && h.MeanShare <= 1):
-		return fmt.Errorf("hub.mean_share = %v: must be in (0, 1]", h.MeanShare)
+	case len(h.Counts) == 0:
+		return errors.New("hub.counts: empty (every tool of the bank's catalog has a count, zeros included)")
+	case math.Abs(h.MeanShare-min(1, float64(h.Depth)/float64(len(h.Counts)))) > 1e-9*h.MeanShare:
+		return fmt.Errorf("hub.mean_share = %v: must be depth / catalog size = min(1, %d / %d)", h.MeanShare, h.Depth, len(h.Counts))
 	}
 	ids := make([]string, 0, len(h.Counts))
 	for id := range h.Counts {

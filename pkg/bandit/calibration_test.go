@@ -47,7 +47,8 @@ func TestHubnessFeaturesByHand(t *testing.T) {
 	// Applied to a query outside the bank, every count is whole: A 3 of 3, D 0.
 	near(t, "Feature(A)", h.Feature("A"), ln(3.5/4))
 	near(t, "Feature(D)", h.Feature("D"), ln(0.5/4))
-	near(t, "Feature of a tool the bank did not cover (the prior's log s̄)", h.Feature("E"), math.Log(0.5))
+	// A tool the bank did not cover: the mean feature of the catalog's four tools.
+	near(t, "Feature(E)", h.Feature("E"), (ln(3.5/4)+ln(2.5/4)+ln(1.5/4)+ln(0.5/4))/4)
 
 	if _, _, err := hubFeatures(lists, &HubConfig{Depth: 2, Strength: 1, Catalog: []string{"A", "B", "C"}}); err == nil || !strings.Contains(err.Error(), `"D" is not in the catalog`) {
 		t.Fatalf("a tool outside the catalog: %v", err)
@@ -223,7 +224,7 @@ func TestCalibratorDropsHubnessWithoutEffect(t *testing.T) {
 
 // TestCalibratorApplyWithHubnessByHand: with weights set by hand, a candidate's relevance is
 // σ(w0 + w1·s + w2·(s − s_top) + w3·log(1+rank) + w_h·hub(tool)), hub looked up by the tool's
-// index in the ids given to ForTools, log s̄ beyond them.
+// index in the ids given to ForTools, beyond them the catalog's mean feature.
 func TestCalibratorApplyWithHubnessByHand(t *testing.T) {
 	c := &Calibrator{Weights: [4]float64{-1, 2, 3, -0.5},
 		Hub: &Hubness{Weight: -0.4, Depth: 1, Queries: 3, Strength: 1, MeanShare: 0.5,
@@ -238,7 +239,7 @@ func TestCalibratorApplyWithHubnessByHand(t *testing.T) {
 	hx, hy := math.Log(3.5/4), math.Log(0.5/4)
 	near(t, "x", cands[0].Relevance, sig(-1+2*0.8-0.4*hx))
 	near(t, "y", cands[1].Relevance, sig(-1+2*0.7+3*(0.7-0.8)-0.5*math.Log(2)-0.4*hy))
-	near(t, "a tool added later", cands[2].Relevance, sig(-1+2*0.6+3*(0.6-0.8)-0.5*math.Log(3)-0.4*math.Log(0.5)))
+	near(t, "a tool added later", cands[2].Relevance, sig(-1+2*0.6+3*(0.6-0.8)-0.5*math.Log(3)-0.4*(hx+hy)/2))
 	// Without the feature, the calibrator is unchanged by ForTools and ignores the tools.
 	plain := &Calibrator{Weights: c.Weights}
 	if plain.ForTools([]string{"x"}) != plain {
@@ -248,18 +249,21 @@ func TestCalibratorApplyWithHubnessByHand(t *testing.T) {
 
 // TestCalibratorValidate refuses a hubness feature no fit could have produced.
 func TestCalibratorValidate(t *testing.T) {
-	ok := Hubness{Weight: -0.4, Depth: 1, Queries: 3, Strength: 1, MeanShare: 0.5, Counts: map[string]int{"x": 3}}
+	ok := Hubness{Weight: -0.4, Depth: 1, Queries: 3, Strength: 1, MeanShare: 0.5, LikelihoodRatio: 7, Counts: map[string]int{"x": 3, "y": 0}}
 	if err := (&Calibrator{Hub: &ok}).Validate(); err != nil {
 		t.Fatal(err)
 	}
 	for want, mutate := range map[string]func(h *Hubness){
-		"hub.depth":            func(h *Hubness) { h.Depth = 0 },
-		"hub.queries":          func(h *Hubness) { h.Queries = 0 },
-		"hub.strength":         func(h *Hubness) { h.Strength = 0 },
-		"hub.mean_share":       func(h *Hubness) { h.MeanShare = 1.5 },
-		`hub.counts["x"]`:      func(h *Hubness) { h.Counts = map[string]int{"x": 4} },
-		"hub.weight":           func(h *Hubness) { h.Weight = math.NaN() },
-		"hub.likelihood_ratio": func(h *Hubness) { h.LikelihoodRatio = math.Inf(1) },
+		"hub.depth":                   func(h *Hubness) { h.Depth = 0 },
+		"hub.queries":                 func(h *Hubness) { h.Queries = 1 },
+		"hub.strength":                func(h *Hubness) { h.Strength = 0 },
+		"hub.mean_share":              func(h *Hubness) { h.MeanShare = 0.25 }, // 1 / 2 tools is 0.5
+		"hub.counts: empty":           func(h *Hubness) { h.Counts = nil },
+		`hub.counts["x"]`:             func(h *Hubness) { h.Counts = map[string]int{"x": 4, "y": 0} },
+		"hub.weight = NaN":            func(h *Hubness) { h.Weight = math.NaN() },
+		"hub.weight = 0.4":            func(h *Hubness) { h.Weight = 0.4 },
+		"hub.likelihood_ratio = +Inf": func(h *Hubness) { h.LikelihoodRatio = math.Inf(1) },
+		"hub.likelihood_ratio = 3":    func(h *Hubness) { h.LikelihoodRatio = 3 },
 	} {
 		h := ok
 		mutate(&h)

@@ -130,16 +130,24 @@ func ExampleNew_paperRATED() {
 	// step 1: tool 7 score 0.712 S_bandit 0.312
 }
 
-// A calibrator with the hubness feature: "mail.send" is in the top list of 40 of the 50 bank
-// queries, a hub; "crm.add_contact" of 2. Bound to a catalog with ForTools, Apply gives the hub
-// less relevance for the same score: its feature is log((40 + 100·0.1)/(50 + 100)) = log(1/3),
-// the other's log((2 + 10)/150) = log(0.08), and the weight −0.5 puts them 0.71 logits apart:
-// σ(−2 + 4·0.8 + 0.549) = 0.852 against σ(1.2 + 1.263) = 0.921. "ticket.open", which the bank
-// never covered, gets log s̄ = log(0.1): σ(1.2 + 1.151) = 0.913, an average tool's.
+// A calibrator with the hubness feature over a catalog of ten tools, each bank query counting
+// its top candidate (depth 1, s̄ = 0.1): "mail.send" is the top candidate of 40 of the 50 bank
+// queries, a hub, "crm.add_contact" of 2, eight others of 1 each. Bound to a catalog with
+// ForTools, Apply gives the hub less relevance for the same score: its feature is
+// log((40 + 100·0.1)/(50 + 100)) = log(1/3), the other's log(12/150), and the weight −0.5 puts
+// them 0.71 logits apart: σ(−2 + 4·0.8 + 0.549) = 0.852 against σ(1.2 + 1.263) = 0.921.
+// "ticket.open", which the bank never covered, gets the catalog's mean feature, −2.453 (the
+// eight others are at log(11/150)): σ(1.2 + 1.226) = 0.919, a typical tool's.
 func ExampleCalibrator_ForTools() {
+	counts := map[string]int{"mail.send": 40, "crm.add_contact": 2}
+	for i := range 8 {
+		counts[fmt.Sprintf("tool%d", i)] = 1
+	}
 	cal := &bandit.Calibrator{Weights: [4]float64{-2, 4, 0, 0},
-		Hub: &bandit.Hubness{Weight: -0.5, Depth: 10, Queries: 50, Strength: 100, MeanShare: 0.1,
-			Counts: map[string]int{"mail.send": 40, "crm.add_contact": 2}}}
+		Hub: &bandit.Hubness{Weight: -0.5, Depth: 1, Queries: 50, Strength: 100, MeanShare: 0.1, LikelihoodRatio: 30, Counts: counts}}
+	if err := cal.Validate(); err != nil {
+		panic(err)
+	}
 	bound := cal.ForTools([]string{"mail.send", "crm.add_contact", "ticket.open"})
 	cands := []bandit.Candidate{{Tool: 0, Sem: 0.8}, {Tool: 1, Sem: 0.8}, {Tool: 2, Sem: 0.8}}
 	bound.Apply(cands)
@@ -149,7 +157,7 @@ func ExampleCalibrator_ForTools() {
 	// Output:
 	// tool 0: 0.852
 	// tool 1: 0.921
-	// tool 2: 0.913
+	// tool 2: 0.919
 }
 
 // The order-keeping baselines given the calibrated relevance (order: calibrated): Retry walks

@@ -29,7 +29,7 @@ func LoadCalibration(path, frontend string) (*bandit.Calibrator, string, error) 
 		return nil, "", fmt.Errorf("calibration: %w", err)
 	}
 	var doc struct {
-		Weights *[bandit.CalibrationFeatures]float64 `json:"weights"`
+		Weights []float64 `json:"weights"`
 		World   *struct {
 			Retriever   string             `json:"retriever"`
 			Split       string             `json:"split"`
@@ -54,8 +54,14 @@ func LoadCalibration(path, frontend string) (*bandit.Calibrator, string, error) 
 		c = doc.World.Calibrator
 		note = fmt.Sprintf("from %s (%s)", path, doc.World.Calibration)
 	case doc.Weights != nil:
+		if len(doc.Weights) != bandit.CalibrationFeatures {
+			return nil, "", fmt.Errorf("calibration %s: weights has %d numbers, want %d (intercept, S_sem, gap to top, log(1+rank); the hubness weight is hub.weight)",
+				path, len(doc.Weights), bandit.CalibrationFeatures)
+		}
 		var bare bandit.Calibrator
-		if err := json.Unmarshal(raw, &bare); err != nil {
+		strict := json.NewDecoder(bytes.NewReader(raw))
+		strict.DisallowUnknownFields() // a misspelt key ("count" for "counts") must not pass as absent
+		if err := strict.Decode(&bare); err != nil {
 			return nil, "", fmt.Errorf("calibration %s: %w", path, err)
 		}
 		c, note = &bare, "from "+path

@@ -63,8 +63,8 @@ func FuzzLoadCalibration(f *testing.F) {
 	f.Add(`{"world": {"retriever": "BM25", "calibration": "dev", "calibrator": {"weights": [1, 2, 3, 4]}}}`)
 	f.Add(`{"world": {"retriever": "dense:x"}}`)
 	f.Add(`{"weights": [1e999, 0, 0, 0]}`)
-	f.Add(`{"weights": [-1, 2, 3, -0.5], "hub": {"weight": -0.4, "depth": 10, "queries": 4, "strength": 10, "mean_share": 0.25, "counts": {"a/b/c": 4}}}`)
-	f.Add(`{"weights": [-1, 2, 3, -0.5], "hub": {"weight": -0.4, "depth": 10, "queries": 4, "strength": 10, "mean_share": 0.25, "counts": {"a/b/c": 5}}}`)
+	f.Add(`{"weights": [-1, 2, 3, -0.5], "hub": {"weight": -0.4, "depth": 1, "queries": 4, "strength": 10, "mean_share": 1, "likelihood_ratio": 9, "counts": {"a/b/c": 4}}}`)
+	f.Add(`{"weights": [-1, 2, 3, -0.5], "hub": {"weight": -0.4, "depth": 1, "queries": 4, "strength": 10, "mean_share": 1, "likelihood_ratio": 9, "counts": {"a/b/c": 5}}}`)
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, body string) {
 		path := filepath.Join(dir, "cal.json")

@@ -262,7 +262,11 @@ func (c *committer) reload() error {
 		r.epoch = fresh.epoch
 	}
 	c.seq, c.entries = fresh.loadedSeq, nil
-	r.view.Store(fresh.view.Load())
+	// fresh bound its view to the snapshot's calibrator, which another replica wrote: keep this
+	// replica's own (its configuration or its start's), as its notes and snapshots say.
+	view := *fresh.view.Load()
+	view.calibrator = bindCalibrator(r.calibrator, view.entries)
+	r.view.Store(&view)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -280,6 +281,47 @@ func TestReplicaReloadsWhenTheLogWasTrimmed(t *testing.T) {
 	_, da := digest(t, a)
 	if _, db := digest(t, b); da != db {
 		t.Fatalf("after the reload: %s vs %s", db, da)
+	}
+	a.Close()
+	b.Close()
+}
+
+// TestReplicaReloadKeepsItsCalibrator: a replica that reloads the shared state (another
+// replica's snapshot trimmed the log) keeps its own calibrator, not the snapshot writer's: the
+// calibrated relevance it serves for a query is the same before and after the reload.
+func TestReplicaReloadKeepsItsCalibrator(t *testing.T) {
+	_, queries, cal := load(t)
+	other := *cal
+	other.Weights[0] += 3 // replica a's calibrator differs from b's
+	srv := redistest.Start(t)
+	url := srv.URL()
+	slow := func(c *router.Config) { c.FollowEvery = time.Hour; c.SnapshotEvery = 20 }
+	a := newRouter(t, openRedis(t, url), nil, replicaConfig, slow, func(c *router.Config) { c.Calibrator = &other })
+	b := newRouter(t, openRedis(t, url), nil, replicaConfig, slow)
+	calibrated := func() map[string]float64 {
+		sel, err := b.Select(context.Background(), queries[3], router.SelectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, x := range sel.Tools {
+			out[x.ID] = x.Calibrated
+		}
+		return out
+	}
+	before := calibrated()
+	feed(t, []*router.Router{a, a, a, a}, 200, 1, 9) // a snapshots every 20 records
+	if err := b.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	after := calibrated()
+	if len(after) == 0 {
+		t.Fatal("no candidates after the reload")
+	}
+	for id, v := range after {
+		if w, ok := before[id]; ok && math.Abs(v-w) > 1e-12 {
+			t.Fatalf("tool %s: calibrated %v after the reload, %v before (a's calibrator)", id, v, w)
+		}
 	}
 	a.Close()
 	b.Close()

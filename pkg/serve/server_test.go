@@ -150,6 +150,17 @@ func TestSelectFeedbackAndTools(t *testing.T) {
 	if code != 200 || added == nil || added["semantic"].(float64) != best {
 		t.Fatalf("the new tool is not retrieved as the best semantic match: %d %v", code, sel)
 	}
+	// Its calibration, by hand: the retriever's top candidate (S_sem 1 after the lexical
+	// normalisation, no gap, rank 0), a tool the calibration's bank never covered, so its
+	// hubness feature is the bank catalog's mean.
+	cal := fixture.cal
+	if cal.Hub == nil {
+		t.Fatalf("the default benchmark's calibration dropped its hubness feature (%s): this check needs it", cal.HubDropped)
+	}
+	z := cal.Weights[0] + cal.Weights[1]*1 + cal.Hub.Weight*cal.Hub.Unknown()
+	if want := 1 / (1 + math.Exp(-z)); math.Abs(added["calibrated"].(float64)-want) > 1e-12 {
+		t.Fatalf("the new tool's calibrated relevance %v, want %v by hand", added["calibrated"], want)
+	}
 	if code, _ := c.do("DELETE", "/v1/tools/other/pdf/pdf_to_text", ""); code != 204 {
 		t.Fatalf("delete: %d", code)
 	}
