@@ -21,16 +21,11 @@ fit's, its difference and the fitted weight of each fold. Only the standard libr
 """
 import argparse
 import collections
-import gzip
 import hashlib
 import math
 import sys
 
 import retrylog
-
-
-def opener(path):
-    return gzip.open(path, "rt", encoding="utf-8") if path.endswith(".gz") else open(path, encoding="utf-8")
 
 
 def rankings(directory):
@@ -48,7 +43,7 @@ def rankings(directory):
 
 def corpus_size(path):
     n = 0
-    with opener(path) as f:
+    with retrylog.open_text(path) as f:
         for line in f:
             n += bool(line.strip())
     return n

@@ -38,12 +38,16 @@ def records(directory):
                 yield run, path, lineno, r
 
 
+def open_text(path):
+    """Opens a UTF-8 text file, gunzipping a .gz."""
+    return gzip.open(path, "rt", encoding="utf-8") if path.endswith(".gz") else open(path, encoding="utf-8")
+
+
 def qrels(path):
     """Returns {query id: set of relevant tool ids} from a BEIR qrels TSV (optionally .gz),
     exiting with the file and line of a malformed row."""
     rel = collections.defaultdict(set)
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
+    with open_text(path) as f:
         for lineno, line in enumerate(f, 1):
             parts = line.rstrip("\n").split("\t")
             if lineno == 1 and parts[0] == "query-id":

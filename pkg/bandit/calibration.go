@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"sort"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -55,9 +54,8 @@ type Hubness struct {
 	// Counts[id] is c for every tool of the catalog the bank was ranked over (zeros included).
 	Counts map[string]int `json:"counts" yaml:"counts"`
 
-	byTool  []float64 // the feature by tool index (ForTools)
+	byTool  []float64 // the feature by tool index; non-nil once ForTools has bound the copy
 	unknown float64   // Unknown(), computed by ForTools
-	bound   bool      // ForTools has set byTool and unknown
 }
 
 // HubConfig offers the hubness feature to FitCalibrator.
@@ -103,7 +101,7 @@ func (h *Hubness) feature(c, n int) float64 {
 // the mean of the feature over the bank's catalog, so that its logit is, in expectation, that of
 // a tool drawn from the catalog (the logit is linear in the feature).
 func (h *Hubness) Unknown() float64 {
-	if h.bound {
+	if h.byTool != nil {
 		return h.unknown
 	}
 	if len(h.Counts) == 0 {
@@ -134,7 +132,7 @@ func (c *Calibrator) ForTools(ids []string) *Calibrator {
 		return c
 	}
 	out, hub := *c, *c.Hub
-	hub.unknown, hub.bound = c.Hub.Unknown(), true
+	hub.unknown = c.Hub.Unknown()
 	hub.byTool = make([]float64, len(ids))
 	for i, id := range ids {
 		hub.byTool[i] = hub.Feature(id)
@@ -328,7 +326,9 @@ func softplus(z float64) float64 {
 }
 
 // Apply sets Relevance of every candidate of a ranking (best first) from its Sem scores and,
-// with the hubness feature, its tool (the index ForTools was given).
+// with the hubness feature, its tool (the index ForTools was given). A calibrator with the
+// feature is applied as ForTools returns it: unbound, it takes every tool for one the bank did
+// not cover and averages the catalog's features for each candidate.
 func (c *Calibrator) Apply(cands []Candidate) {
 	if len(cands) == 0 {
 		return
@@ -371,9 +371,12 @@ func (c *Calibrator) Validate() error {
 	if h == nil {
 		return nil
 	}
-	for name, v := range map[string]float64{"hub.weight": h.Weight, "hub.likelihood_ratio": h.LikelihoodRatio} {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("%s = %v is not finite", name, v)
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"hub.weight", h.Weight}, {"hub.likelihood_ratio", h.LikelihoodRatio}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("%s = %v is not finite", f.name, f.v)
 		}
 	}
 	switch {
@@ -392,12 +395,7 @@ func (c *Calibrator) Validate() error {
 	case math.Abs(h.MeanShare-min(1, float64(h.Depth)/float64(len(h.Counts)))) > 1e-9*h.MeanShare:
 		return fmt.Errorf("hub.mean_share = %v: must be depth / catalog size = min(1, %d / %d)", h.MeanShare, h.Depth, len(h.Counts))
 	}
-	ids := make([]string, 0, len(h.Counts))
-	for id := range h.Counts {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids) // the first offending id, the same on every run
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(h.Counts)) { // the first offending id, the same on every run
 		if n := h.Counts[id]; n < 0 || n > h.Queries {
 			return fmt.Errorf("hub.counts[%q] = %d: must be in [0, hub.queries = %d]", id, n, h.Queries)
 		}

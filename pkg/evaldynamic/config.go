@@ -21,7 +21,6 @@ import (
 	"github.com/rated-dev/rated/configs"
 	"github.com/rated-dev/rated/internal/cfgcheck"
 	"github.com/rated-dev/rated/pkg/bandit"
-	"github.com/rated-dev/rated/pkg/bench"
 	"github.com/rated-dev/rated/pkg/catalog"
 	"github.com/rated-dev/rated/pkg/metrics"
 	"github.com/rated-dev/rated/pkg/sim"
@@ -89,15 +88,11 @@ type HubnessConfig struct {
 	Strength float64 `yaml:"strength" json:"strength"`
 }
 
-// offer returns the hubness feature's configuration for a fit of lists k deep over b's corpus
-// (nil: off).
-func (h HubnessConfig) offer(b *bench.Bench, k int) *bandit.HubConfig {
+// offer returns the hubness feature's configuration for a fit of lists k deep over the catalog
+// ids (nil: off).
+func (h HubnessConfig) offer(ids []string, k int) *bandit.HubConfig {
 	if h.Depth == 0 {
 		return nil
-	}
-	ids := make([]string, len(b.Corpus))
-	for i, d := range b.Corpus {
-		ids[i] = d.ID
 	}
 	return &bandit.HubConfig{Depth: min(h.Depth, k), Strength: h.Strength, Catalog: ids}
 }

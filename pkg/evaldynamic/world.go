@@ -251,8 +251,12 @@ func calibrate(b *bench.Bench, cfg *Config, res Resources, toolIndex map[string]
 	if err != nil {
 		return nil, "", err
 	}
+	ids := make([]string, len(b.Corpus)) // tool index -> id, as toolIndex numbers them
+	for i, d := range b.Corpus {
+		ids[i] = d.ID
+	}
 	lists := make([]bandit.CalibrationList, len(queries))
-	hub := cfg.Dynamic.Hubness.offer(b, cfg.Retrieval.K)
+	hub := cfg.Dynamic.Hubness.offer(ids, cfg.Retrieval.K)
 	for qi, q := range queries {
 		rel := map[int]bool{}
 		for _, id := range b.Relevant(split, q.ID) {
@@ -272,10 +276,6 @@ func calibrate(b *bench.Bench, cfg *Config, res Resources, toolIndex map[string]
 	cal, err := bandit.FitCalibrator(lists, 1e-6, hub)
 	if err != nil {
 		return nil, "", fmt.Errorf("calibration on split %s: %w", split, err)
-	}
-	ids := make([]string, len(b.Corpus))
-	for i, d := range b.Corpus {
-		ids[i] = d.ID
 	}
 	return cal.ForTools(ids), fmt.Sprintf("%s on the %d %s-split queries' top %d (%d examples, %d relevant)",
 		cal.Describe(), len(queries), split, cfg.Retrieval.K, cal.Examples, cal.Positives), nil

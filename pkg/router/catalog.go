@@ -40,6 +40,14 @@ func bindCalibrator(c *bandit.Calibrator, entries []*entry) *bandit.Calibrator {
 	return c.ForTools(ids)
 }
 
+// withCalibrator returns a copy of v whose calibrator is c bound to v's tools (views are
+// immutable: Select reads them without locks).
+func (v *catalogView) withCalibrator(c *bandit.Calibrator) *catalogView {
+	next := *v
+	next.calibrator = bindCalibrator(c, v.entries)
+	return &next
+}
+
 // buildView indexes the live entries and computes their priors.
 func (r *Router) buildView(entries []*entry) (*catalogView, error) {
 	v := &catalogView{entries: entries, byID: make(map[string]*entry, len(entries)), priors: make([]float64, len(entries)),

@@ -264,9 +264,7 @@ func (c *committer) reload() error {
 	c.seq, c.entries = fresh.loadedSeq, nil
 	// fresh bound its view to the snapshot's calibrator, which another replica wrote: keep this
 	// replica's own (its configuration or its start's), as its notes and snapshots say.
-	view := *fresh.view.Load()
-	view.calibrator = bindCalibrator(r.calibrator, view.entries)
-	r.view.Store(&view)
+	r.view.Store(fresh.view.Load().withCalibrator(r.calibrator))
 	return nil
 }
 

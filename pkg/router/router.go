@@ -381,9 +381,7 @@ func (r *Router) ensureCalibration() error {
 	}
 	// The view load built may predate this calibrator: bind it to the view's tools.
 	if cur := r.view.Load(); cur != nil {
-		next := *cur
-		next.calibrator = bindCalibrator(r.calibrator, cur.entries)
-		r.view.Store(&next)
+		r.view.Store(cur.withCalibrator(r.calibrator))
 	}
 	return nil
 }
