@@ -176,3 +176,11 @@ func ExampleNewStaticOrdered() {
 	// attempt 1 runs tool 2
 	// attempt 2 runs tool 4
 }
+
+// The calibrated order puts the likelier-relevant candidate first and breaks a tie by the
+// retriever's rank.
+func ExampleCalibratedBefore() {
+	s := &bandit.Step{Candidates: []bandit.Candidate{{Tool: 5, Relevance: 0.2}, {Tool: 6, Relevance: 0.7}, {Tool: 7, Relevance: 0.7}}}
+	fmt.Println(bandit.CalibratedBefore(s, 1, 0), bandit.CalibratedBefore(s, 1, 2), bandit.CalibratedBefore(s, 2, 1))
+	// Output: true true false
+}

@@ -160,21 +160,29 @@ func firstAllowed(s *Step, ok func(i int) bool) int {
 	return max(fallback, 0)
 }
 
-// firstInOrder is firstAllowed in the retriever's order, or with byRelevance in the order of
-// the candidates' calibrated relevance (descending; ties to the better-ranked).
+// CalibratedBefore reports whether candidate i of s comes before candidate j in the calibrated
+// order (order: calibrated): by calibrated relevance, descending, ties to the better-ranked. The
+// baselines and the simulator's oracles that walk that order all use this one definition.
+func CalibratedBefore(s *Step, i, j int) bool {
+	ri, rj := s.Candidates[i].Relevance, s.Candidates[j].Relevance
+	return ri > rj || (ri == rj && i < j)
+}
+
+// firstInOrder is firstAllowed in the retriever's order, or with byRelevance in the calibrated
+// order (CalibratedBefore).
 func firstInOrder(s *Step, byRelevance bool, ok func(i int) bool) int {
 	if !byRelevance {
 		return firstAllowed(s, ok)
 	}
 	best, fallback := -1, -1
-	for i, c := range s.Candidates {
+	for i := range s.Candidates {
 		if !s.Allowed(i) {
 			continue
 		}
-		if fallback < 0 || c.Relevance > s.Candidates[fallback].Relevance {
+		if fallback < 0 || CalibratedBefore(s, i, fallback) {
 			fallback = i
 		}
-		if ok(i) && (best < 0 || c.Relevance > s.Candidates[best].Relevance) {
+		if ok(i) && (best < 0 || CalibratedBefore(s, i, best)) {
 			best = i
 		}
 	}

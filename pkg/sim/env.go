@@ -276,17 +276,15 @@ type oracle struct {
 	walk        []int // this step's positions in the oracle's order
 }
 
-// positions returns s's positions in the oracle's order: the retriever's ranking, or by
-// calibrated relevance (descending, ties to the better-ranked).
+// positions returns s's positions in the oracle's order: the retriever's ranking, or the
+// calibrated order (bandit.CalibratedBefore).
 func (o *oracle) positions(s *bandit.Step) []int {
 	o.walk = o.walk[:0]
 	for i := range s.Candidates {
 		o.walk = append(o.walk, i)
 	}
 	if o.byRelevance {
-		sort.SliceStable(o.walk, func(a, b int) bool {
-			return s.Candidates[o.walk[a]].Relevance > s.Candidates[o.walk[b]].Relevance
-		})
+		sort.Slice(o.walk, func(a, b int) bool { return bandit.CalibratedBefore(s, o.walk[a], o.walk[b]) })
 	}
 	return o.walk
 }
