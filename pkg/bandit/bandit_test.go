@@ -488,3 +488,20 @@ func TestCalibratedOrderBaselinesByHand(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCalibratedOrderChoose: Retry (k=3) over the calibrated order picking each of a step's
+// three attempts among K = 10 candidates (docs/BENCHMARKS.md, "The calibrated order").
+func BenchmarkCalibratedOrderChoose(b *testing.B) {
+	cands := make([]Candidate, 10)
+	for i := range cands {
+		cands[i] = Candidate{Tool: i, Relevance: float64((i*7)%10) / 10}
+	}
+	s := &Step{Candidates: cands, Excluded: make([]bool, len(cands))}
+	retry := NewStaticOrdered("retry", OrderCalibrated)
+	for b.Loop() {
+		clear(s.Excluded)
+		for range 3 {
+			s.Excluded[retry.Choose(s)] = true
+		}
+	}
+}
