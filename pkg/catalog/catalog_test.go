@@ -106,8 +106,11 @@ func TestJSONLRoundTripAndErrors(t *testing.T) {
 		"malformed": "{\"id\":\"a\",\"name\":\"a\",\"platform\":\"x\"}\n{broken\n",
 		"duplicate": "{\"id\":\"a\",\"name\":\"a\",\"platform\":\"x\"}\n\n{\"id\":\"a\",\"name\":\"b\",\"platform\":\"x\"}\n",
 		"missing":   "{\"id\":\"a\",\"platform\":\"x\"}\n",
+		// Two records on one line, and a record followed by garbage: Decode alone reads the first.
+		"two on a line": "{\"id\":\"a\",\"name\":\"a\",\"platform\":\"x\"}\n{\"id\":\"b\",\"name\":\"b\",\"platform\":\"x\"} {\"id\":\"c\",\"name\":\"c\",\"platform\":\"x\"}\n",
+		"garbage after": "{\"id\":\"a\",\"name\":\"a\",\"platform\":\"x\"}garbage\n",
 	}
-	wantLine := map[string]string{"malformed": ":2:", "duplicate": ":3:", "missing": ":1:"}
+	wantLine := map[string]string{"malformed": ":2:", "duplicate": ":3:", "missing": ":1:", "two on a line": ":2:", "garbage after": ":1:"}
 	for name, body := range cases {
 		p := filepath.Join(dir, name+".jsonl")
 		os.WriteFile(p, []byte(body), 0o644)
@@ -223,5 +226,17 @@ func TestWriteJSONLRefusesInvalidTools(t *testing.T) {
 	}
 	if _, err := os.Stat(p); !os.IsNotExist(err) {
 		t.Fatalf("catalog written: %v", err)
+	}
+}
+
+// TestComputePriorsRefusesNonFiniteSimilarity: a NaN similarity passed math.Max/Min's clamp and
+// failed only when the catalog was encoded, after a crawl's probes had run.
+func TestComputePriorsRefusesNonFiniteSimilarity(t *testing.T) {
+	for _, v := range []float64{math.NaN(), math.Inf(1)} {
+		tools := []Tool{{ID: "n8n/a/b", Name: "b", Platform: "n8n"}}
+		err := ComputePriors(tools, PaperPriorConfig(), fixedSim(v))
+		if err == nil || !strings.Contains(err.Error(), "n8n/a/b") {
+			t.Errorf("similarity %v: error %v, want one naming the tool", v, err)
+		}
 	}
 }

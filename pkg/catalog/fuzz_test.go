@@ -23,6 +23,17 @@ func FuzzDecodeJSONL(f *testing.F) {
 			}
 			return
 		}
+		// One record per non-blank line: a line holding two records, or one and garbage, is an
+		// error, so no record is dropped silently.
+		nonBlank := 0
+		for _, l := range bytes.Split(data, []byte("\n")) {
+			if len(bytes.TrimSpace(bytes.TrimPrefix(l, []byte("\xef\xbb\xbf")))) > 0 {
+				nonBlank++
+			}
+		}
+		if len(tools) != nonBlank {
+			t.Fatalf("%d tools from %d non-blank lines", len(tools), nonBlank)
+		}
 		seen := map[string]bool{}
 		for _, tl := range tools {
 			if err := ValidateID(tl.ID); err != nil || seen[tl.ID] {

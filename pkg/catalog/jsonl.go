@@ -12,7 +12,8 @@ import (
 )
 
 // ReadJSONL reads a catalog, one JSON Tool per line. Blank lines are skipped. A malformed line,
-// a tool failing Validate, or a duplicate id is an error naming the file and line.
+// data after a line's record, a tool failing Validate, or a duplicate id is an error naming the
+// file and line.
 func ReadJSONL(path string) ([]Tool, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -32,6 +33,11 @@ func DecodeJSONL(r io.Reader, name string) ([]Tool, error) {
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&t); err != nil {
 			return fmt.Errorf("malformed tool record: %w", err)
+		}
+		// Decode reads one value: a second record or garbage after it on the same line
+		// would otherwise be dropped without a word.
+		if _, err := dec.Token(); err != io.EOF {
+			return fmt.Errorf("data after the tool record (one record per line)")
 		}
 		if err := t.Validate(); err != nil {
 			return err

@@ -196,6 +196,10 @@ func ComputePriors(tools []Tool, cfg PriorConfig, sim Similarity) error {
 				return fmt.Errorf("prior consistency for %s: %w", t.ID, err)
 			}
 		}
+		// A NaN passes math.Max/Min unchanged and would surface only when the catalog is encoded.
+		if math.IsNaN(c) || math.IsInf(c, 0) {
+			return fmt.Errorf("prior consistency for %s: %s returned %v", t.ID, sim.Name(), c)
+		}
 		c = math.Max(0, math.Min(1, c))
 		src := SourceWeightOf(t, cfg)
 		q := cfg.DescriptionShare*logistic(ratio(descLens[i], medDesc)-1) +
