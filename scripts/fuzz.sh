@@ -38,6 +38,7 @@ pkg/train FuzzLoadArtifacts
 pkg/train FuzzFloatInitializers
 pkg/reproduce FuzzParseExpected
 internal/binenc FuzzReader
+internal/httpretry FuzzParseRetryAfter
 pkg/bandit FuzzRestore
 pkg/decisionlog FuzzDecode
 pkg/router FuzzLoadCalibration

@@ -72,6 +72,56 @@ func (p *Pending) Commit() error {
 	return nil
 }
 
+// CommitAll puts several pending files in place as one set: if a rename fails, the targets
+// already renamed get their earlier content back (kept as hard links taken before the first
+// rename; a target that did not exist is removed again) and the rest are discarded, so a reader
+// never finds a new file beside an old one of the same set.
+func CommitAll(ps ...*Pending) error {
+	type saved struct {
+		path, backup string // backup "": the target did not exist
+	}
+	var done []saved
+	var backups []string
+	defer func() {
+		for _, b := range backups {
+			os.Remove(b)
+		}
+	}()
+	undo := func() {
+		for i := len(done) - 1; i >= 0; i-- {
+			if done[i].backup == "" {
+				os.Remove(done[i].path)
+			} else {
+				os.Rename(done[i].backup, done[i].path)
+			}
+		}
+	}
+	for i, p := range ps {
+		backup := ""
+		if st, err := os.Lstat(p.path); err == nil && st.Mode().IsRegular() {
+			backup = fmt.Sprintf("%s.prev-%d-%d", filepath.Join(filepath.Dir(p.path), "."+filepath.Base(p.path)), os.Getpid(), i)
+			os.Remove(backup)
+			if err := os.Link(p.path, backup); err != nil {
+				undo()
+				for _, q := range ps[i:] {
+					q.Discard()
+				}
+				return fmt.Errorf("keep %s until its set is in place: %w", p.path, err)
+			}
+			backups = append(backups, backup)
+		}
+		if err := p.Commit(); err != nil {
+			undo()
+			for _, q := range ps[i+1:] {
+				q.Discard()
+			}
+			return err
+		}
+		done = append(done, saved{p.path, backup})
+	}
+	return nil
+}
+
 // Discard removes the temporary file; the target is left as it was.
 func (p *Pending) Discard() {
 	if p != nil {

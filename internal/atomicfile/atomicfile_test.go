@@ -74,3 +74,57 @@ func TestPrepareCommitsTogether(t *testing.T) {
 		t.Fatalf("b = %q", got)
 	}
 }
+
+// TestCommitAllRestoresTheSetWhenARenameFails: the second target is a directory (found by a
+// crawl whose --stats-out named one), so its rename fails after the first file was in place;
+// the first gets its old content back, a first that did not exist is removed, and nothing is
+// left beside them. A set whose renames all succeed is in place with no backups left.
+func TestCommitAllRestoresTheSetWhenARenameFails(t *testing.T) {
+	write := func(s string) func(io.Writer) error {
+		return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
+	}
+	for _, existed := range []bool{true, false} {
+		dir := t.TempDir()
+		a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+		if existed {
+			WriteBytes(a, []byte("old a"))
+		}
+		if err := os.Mkdir(b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(b, "inside"), nil, 0o644)
+		pa, err1 := Prepare(a, write("new a"))
+		pb, err2 := Prepare(b, write("new b"))
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		if err := CommitAll(pa, pb); err == nil {
+			t.Fatalf("existed=%v: CommitAll over a directory succeeded", existed)
+		}
+		got, err := os.ReadFile(a)
+		switch {
+		case existed && string(got) != "old a":
+			t.Errorf("a = %q (%v), want its old content back", got, err)
+		case !existed && !errors.Is(err, os.ErrNotExist):
+			t.Errorf("a = %q (%v), want it removed again", got, err)
+		}
+		entries, _ := os.ReadDir(dir)
+		want := map[bool]int{true: 2, false: 1}[existed] // a (if it existed) and the directory b
+		if len(entries) != want {
+			t.Errorf("existed=%v: left behind %v", existed, entries)
+		}
+	}
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	WriteBytes(a, []byte("old a"))
+	pa, _ := Prepare(a, write("new a"))
+	pb, _ := Prepare(b, write("new b"))
+	if err := CommitAll(pa, pb); err != nil {
+		t.Fatal(err)
+	}
+	ga, _ := os.ReadFile(a)
+	gb, _ := os.ReadFile(b)
+	if entries, _ := os.ReadDir(dir); string(ga) != "new a" || string(gb) != "new b" || len(entries) != 2 {
+		t.Fatalf("a = %q, b = %q, entries %v", ga, gb, entries)
+	}
+}

@@ -394,9 +394,9 @@ func Run(ctx context.Context, ro RunOptions) ([]PlatformStats, error) {
 	return stats, nil
 }
 
-// writeOutputs writes the catalog and the stats file to temporary files first and renames both
-// into place only when both are complete, so a full disk never leaves a new catalog beside old
-// stats.
+// writeOutputs writes the catalog and the stats file to temporary files first and puts both in
+// place only when both are complete, as one set (a failed second rename gives the first its old
+// content back), so neither a full disk nor a bad target leaves a new catalog beside old stats.
 func writeOutputs(ro RunOptions, tools []catalog.Tool, stats []PlatformStats) error {
 	var pending []*atomicfile.Pending
 	defer func() {
@@ -418,11 +418,7 @@ func writeOutputs(ro RunOptions, tools []catalog.Tool, stats []PlatformStats) er
 		}
 		pending = append(pending, p)
 	}
-	for len(pending) > 0 {
-		if err := pending[0].Commit(); err != nil {
-			return err
-		}
-		pending = pending[1:]
-	}
-	return nil
+	set := pending
+	pending = nil // CommitAll discards what it does not put in place
+	return atomicfile.CommitAll(set...)
 }

@@ -15,12 +15,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rated-dev/rated/internal/httpretry"
 	"github.com/rated-dev/rated/pkg/catalog"
 )
 
 // Prober health-checks tool endpoints: one GET per distinct URL with bounded concurrency, a
-// minimum interval between requests to the same host, a per-request timeout, and retries with
-// exponential backoff for timeouts, 5xx, 429 and reset connections.
+// minimum interval between requests to the same host, a per-request timeout, and retries
+// (internal/httpretry: doubling backoff, capped, never sooner than a Retry-After) for timeouts,
+// 5xx, 429 and reset connections.
 type Prober struct {
 	// Client sends the requests (injected; tests use servers on 127.0.0.1).
 	Client *http.Client
@@ -33,7 +35,9 @@ type Prober struct {
 	PerHostInterval time.Duration
 	// Timeout bounds one request (default 10 s).
 	Timeout time.Duration
-	// Retries is the number of extra attempts after a retryable outcome; Backoff the first wait.
+	// Retries is the number of extra attempts after a retryable outcome; Backoff the first wait
+	// (doubling, capped at 16× Backoff; a longer Retry-After is waited instead, and one beyond
+	// 5 minutes ends the retries).
 	Retries int
 	Backoff time.Duration
 	// Progress reports probe batches (nil: silent).
@@ -41,21 +45,6 @@ type Prober struct {
 
 	mu       sync.Mutex
 	nextSlot map[string]time.Time
-}
-
-// SleepContext waits for d or until ctx ends.
-func SleepContext(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 func (p *Prober) defaults() {
@@ -66,7 +55,7 @@ func (p *Prober) defaults() {
 		p.Now = time.Now
 	}
 	if p.Sleep == nil {
-		p.Sleep = SleepContext
+		p.Sleep = httpretry.Sleep
 	}
 	if p.Concurrency <= 0 {
 		p.Concurrency = 8
@@ -117,43 +106,41 @@ func (p *Prober) ProbeURL(ctx context.Context, rawURL string) catalog.ProbeResul
 		res.Status, res.Error, res.CheckedAt = catalog.ProbeBroken, fmt.Sprintf("not a probeable URL: %q", target), p.Now()
 		return res
 	}
-	backoff := p.Backoff
-	for attempt := 0; ; attempt++ {
+	policy := httpretry.Policy{Retries: p.Retries, Backoff: p.Backoff}
+	policy.Do(ctx, p.Sleep, func(int) httpretry.Verdict {
 		if err := p.waitHost(ctx, u.Host); err != nil {
 			res.Status, res.Error, res.CheckedAt = catalog.ProbeTimeout, err.Error(), p.Now()
-			return res
+			return httpretry.Verdict{}
 		}
 		start := p.Now()
-		status, code, msg, retry := p.once(ctx, target)
+		status, code, msg, retry, after := p.once(ctx, target)
 		res.Status, res.HTTPCode, res.Error = status, code, msg
 		res.LatencyMS = float64(p.Now().Sub(start).Microseconds()) / 1000
 		res.CheckedAt = p.Now()
-		if !retry || attempt >= p.Retries || ctx.Err() != nil {
-			return res
-		}
-		if err := p.Sleep(ctx, backoff); err != nil {
-			return res
-		}
-		backoff *= 2
-	}
+		return httpretry.Verdict{Retry: retry, RetryAfter: after}
+	})
+	return res
 }
 
-// once sends one request and classifies it; retry says whether another attempt may help.
-func (p *Prober) once(ctx context.Context, target string) (status string, code int, msg string, retry bool) {
+// once sends one request and classifies it; retry says whether another attempt may help, after
+// the server's Retry-After if it gave one.
+func (p *Prober) once(ctx context.Context, target string) (status string, code int, msg string, retry bool, after time.Duration) {
 	rctx, cancel := context.WithTimeout(ctx, p.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodGet, target, nil)
 	if err != nil {
-		return catalog.ProbeBroken, 0, err.Error(), false
+		return catalog.ProbeBroken, 0, err.Error(), false, 0
 	}
 	req.Header.Set("User-Agent", "rated-crawl-probe/1 (+health check)")
 	resp, err := p.Client.Do(req)
 	if err != nil {
-		return classifyError(err)
+		status, code, msg, retry = classifyError(err)
+		return status, code, msg, retry, 0
 	}
 	defer resp.Body.Close()
 	_, _ = io.CopyN(io.Discard, resp.Body, 64<<10)
-	return classifyStatus(resp.StatusCode)
+	status, code, msg, retry = classifyStatus(resp.StatusCode)
+	return status, code, msg, retry, httpretry.FromResponse(resp, p.Now())
 }
 
 // classifyStatus maps an HTTP status to a probe class: 401/403 need auth, 404/410 are broken,

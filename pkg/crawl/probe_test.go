@@ -158,6 +158,37 @@ func TestProbeBackoffAndHostInterval(t *testing.T) {
 	}
 }
 
+// TestProbeHonoursRetryAfter: a 429 with Retry-After: 3 is retried after 3 s, not after the
+// 0.1 s backoff, and one asking for an hour is not retried at all (it counts as reachable).
+func TestProbeHonoursRetryAfter(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hour" {
+			w.Header().Set("Retry-After", "3600")
+			w.WriteHeader(429)
+			return
+		}
+		if hits.Add(1) == 1 {
+			w.Header().Set("Retry-After", "3")
+			w.WriteHeader(429)
+			return
+		}
+		w.WriteHeader(200)
+	}))
+	defer srv.Close()
+	clock := &fakeClock{now: time.Unix(0, 0)}
+	p := newTestProber(clock)
+	res := p.ProbeURL(context.Background(), srv.URL+"/x")
+	if res.HTTPCode != 200 || len(clock.sleeps) != 1 || clock.sleeps[0] != 3*time.Second {
+		t.Fatalf("result %+v, sleeps %v; want 200 after one 3 s wait", res, clock.sleeps)
+	}
+	clock.sleeps = nil
+	res = p.ProbeURL(context.Background(), srv.URL+"/hour")
+	if res.HTTPCode != 429 || res.Status != catalog.ProbeReachable || len(clock.sleeps) != 0 {
+		t.Fatalf("result %+v, sleeps %v; want 429 reachable and no retry", res, clock.sleeps)
+	}
+}
+
 func TestProbeToolsSummaryAndDedupe(t *testing.T) {
 	var hits sync.Map
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

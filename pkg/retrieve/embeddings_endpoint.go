@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rated-dev/rated/internal/httpretry"
 	"github.com/rated-dev/rated/pkg/encode"
 )
 
@@ -33,9 +35,12 @@ type EndpointConfig struct {
 	// QueryPrefix and DocPrefix are prepended to queries and documents.
 	QueryPrefix, DocPrefix string
 	// Retries is how many times a request failing with 429 or 5xx, or a transport error, is
-	// retried (default 0), after Backoff, doubled each time (default 500ms).
+	// retried (default 0), after Backoff, doubled each time up to 16× (default 500ms), or after
+	// the server's Retry-After when that is longer (internal/httpretry).
 	Retries int
 	Backoff time.Duration
+	// Sleep waits between retries (nil: httpretry.Sleep; tests inject a recorder).
+	Sleep func(ctx context.Context, d time.Duration) error
 	// Client sends the requests (required: it carries the timeout).
 	Client *http.Client
 }
@@ -130,25 +135,25 @@ func (e *EmbeddingsEndpoint) request(input []string) ([][]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	wait := e.cfg.Backoff
-	for attempt := 0; ; attempt++ {
-		vecs, retry, err := e.send(body, len(input))
-		if err == nil {
-			return vecs, nil
-		}
-		if !retry || attempt >= e.cfg.Retries {
-			return nil, err
-		}
-		time.Sleep(wait)
-		wait *= 2
+	var vecs [][]float32
+	policy := httpretry.Policy{Retries: e.cfg.Retries, Backoff: e.cfg.Backoff}
+	policy.Do(context.Background(), e.cfg.Sleep, func(int) httpretry.Verdict {
+		var v httpretry.Verdict
+		vecs, v, err = e.send(body, len(input))
+		return v
+	})
+	if err != nil {
+		return nil, err
 	}
+	return vecs, nil
 }
 
-// send performs one HTTP exchange; retry reports whether the failure is transient.
-func (e *EmbeddingsEndpoint) send(body []byte, n int) (vecs [][]float32, retry bool, err error) {
+// send performs one HTTP exchange; the verdict says whether the failure is transient, and after
+// how long the server asked to be called again.
+func (e *EmbeddingsEndpoint) send(body []byte, n int) (vecs [][]float32, verdict httpretry.Verdict, err error) {
 	req, err := http.NewRequest(http.MethodPost, e.url, bytes.NewReader(body))
 	if err != nil {
-		return nil, false, fmt.Errorf("embeddings endpoint %s: %w", e.url, err)
+		return nil, httpretry.Verdict{}, fmt.Errorf("embeddings endpoint %s: %w", e.url, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if e.cfg.APIKey != "" {
@@ -156,12 +161,12 @@ func (e *EmbeddingsEndpoint) send(body []byte, n int) (vecs [][]float32, retry b
 	}
 	resp, err := e.cfg.Client.Do(req)
 	if err != nil {
-		return nil, true, fmt.Errorf("embeddings endpoint %s: %w", e.url, err)
+		return nil, httpretry.Verdict{Retry: true}, fmt.Errorf("embeddings endpoint %s: %w", e.url, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
 	if err != nil {
-		return nil, true, fmt.Errorf("embeddings endpoint %s: reading response: %w", e.url, err)
+		return nil, httpretry.Verdict{Retry: true}, fmt.Errorf("embeddings endpoint %s: reading response: %w", e.url, err)
 	}
 	var parsed embeddingsResponse
 	jsonErr := json.Unmarshal(raw, &parsed)
@@ -174,29 +179,30 @@ func (e *EmbeddingsEndpoint) send(body []byte, n int) (vecs [][]float32, retry b
 			msg = msg[:300] + "…"
 		}
 		transient := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
-		return nil, transient, fmt.Errorf("embeddings endpoint %s: HTTP %d: %s", e.url, resp.StatusCode, msg)
+		verdict = httpretry.Verdict{Retry: transient, RetryAfter: httpretry.FromResponse(resp, time.Now())}
+		return nil, verdict, fmt.Errorf("embeddings endpoint %s: HTTP %d: %s", e.url, resp.StatusCode, msg)
 	}
 	if jsonErr != nil {
-		return nil, false, fmt.Errorf("embeddings endpoint %s: malformed response: %w", e.url, jsonErr)
+		return nil, httpretry.Verdict{}, fmt.Errorf("embeddings endpoint %s: malformed response: %w", e.url, jsonErr)
 	}
 	if len(parsed.Data) != n {
-		return nil, false, fmt.Errorf("embeddings endpoint %s: %d embeddings for %d inputs", e.url, len(parsed.Data), n)
+		return nil, httpretry.Verdict{}, fmt.Errorf("embeddings endpoint %s: %d embeddings for %d inputs", e.url, len(parsed.Data), n)
 	}
 	vecs = make([][]float32, n)
 	for _, d := range parsed.Data {
 		if d.Index < 0 || d.Index >= n || vecs[d.Index] != nil {
-			return nil, false, fmt.Errorf("embeddings endpoint %s: bad or repeated index %d", e.url, d.Index)
+			return nil, httpretry.Verdict{}, fmt.Errorf("embeddings endpoint %s: bad or repeated index %d", e.url, d.Index)
 		}
 		if err := e.checkDim(len(d.Embedding)); err != nil {
-			return nil, false, err
+			return nil, httpretry.Verdict{}, err
 		}
 		v, err := normalized(d.Embedding)
 		if err != nil {
-			return nil, false, fmt.Errorf("embeddings endpoint %s: input %d: %w", e.url, d.Index, err)
+			return nil, httpretry.Verdict{}, fmt.Errorf("embeddings endpoint %s: input %d: %w", e.url, d.Index, err)
 		}
 		vecs[d.Index] = v
 	}
-	return vecs, false, nil
+	return vecs, httpretry.Verdict{}, nil
 }
 
 func (e *EmbeddingsEndpoint) checkDim(d int) error {

@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -28,6 +29,7 @@ func (f *fakeEmbeddingsServer) ServeHTTP(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	if f.failures.Add(-1) >= 0 {
+		w.Header().Set("Retry-After", "7")
 		http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusServiceUnavailable)
 		return
 	}
@@ -145,12 +147,23 @@ func TestEmbeddingsEndpointErrors(t *testing.T) {
 	}
 	t.Run("retries 503", func(t *testing.T) {
 		fake.failures.Store(2)
-		e := newEndpoint(t, srv, func(c *EndpointConfig) { c.Retries = 2 })
+		var waits []time.Duration
+		e := newEndpoint(t, srv, func(c *EndpointConfig) {
+			c.Retries = 2
+			c.Sleep = func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }
+		})
 		if _, err := e.EncodeDocs([]string{"a"}); err != nil {
 			t.Errorf("after 2 failures and 2 retries: %v", err)
 		}
+		// Both 503s said Retry-After: 7, longer than the 1 ms backoff.
+		if len(waits) != 2 || waits[0] != 7*time.Second || waits[1] != 7*time.Second {
+			t.Errorf("waits %v, want the server's 7 s twice", waits)
+		}
 		fake.failures.Store(2)
-		e = newEndpoint(t, srv, func(c *EndpointConfig) { c.Retries = 1 })
+		e = newEndpoint(t, srv, func(c *EndpointConfig) {
+			c.Retries = 1
+			c.Sleep = func(context.Context, time.Duration) error { return nil }
+		})
 		if _, err := e.EncodeDocs([]string{"a"}); err == nil || !strings.Contains(err.Error(), "HTTP 503: overloaded") {
 			t.Errorf("after 2 failures and 1 retry: error %v, want HTTP 503", err)
 		}

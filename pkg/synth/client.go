@@ -17,6 +17,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/rated-dev/rated/internal/httpretry"
 )
 
 // Message is one chat turn.
@@ -111,7 +113,8 @@ type ClientConfig struct {
 	// Retries is how many times a failed attempt is repeated (so at most Retries+1 attempts).
 	Retries int
 	// Backoff is the wait before the first retry; it doubles on each further retry, capped at
-	// 16× Backoff.
+	// 16× Backoff; a longer Retry-After of a 429 or 5xx answer is waited instead, and one beyond
+	// 5 minutes ends the retries (internal/httpretry).
 	Backoff time.Duration
 }
 
@@ -143,7 +146,7 @@ func NewClient(cfg ClientConfig, hc *http.Client) (*Client, error) {
 		hc = &http.Client{}
 	}
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	return &Client{cfg: cfg, http: hc, sleep: sleepCtx}, nil
+	return &Client{cfg: cfg, http: hc, sleep: httpretry.Sleep}, nil
 }
 
 // WithSleep replaces the wait between retries (for tests) and returns the client.
@@ -214,17 +217,6 @@ func (c *Client) ReportedDigest(ctx context.Context) (string, error) {
 	return "", err
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 type chatRequest struct {
 	Model       string    `json:"model"`
 	Messages    []Message `json:"messages"`
@@ -247,6 +239,7 @@ type chatResponse struct {
 type attemptError struct {
 	fault string
 	err   error
+	after time.Duration // the server's Retry-After (HTTP 429 and 5xx)
 }
 
 func (e *attemptError) Error() string { return e.fault + ": " + e.err.Error() }
@@ -256,37 +249,35 @@ func (c *Client) Complete(ctx context.Context, r Request) (Completion, error) {
 	url := c.cfg.BaseURL + "/chat/completions"
 	var faults []string
 	var last error
-	backoff := c.cfg.Backoff
-	for attempt := 0; attempt <= c.cfg.Retries; attempt++ {
-		if attempt > 0 {
-			if err := c.sleep(ctx, backoff); err != nil {
-				faults = append(faults, FaultCanceled)
-				return Completion{}, &RequestError{URL: url, Attempts: attempt, Faults: faults, Last: err}
-			}
-			if backoff < 16*c.cfg.Backoff {
-				backoff *= 2
-			}
-		}
+	var done *Completion
+	policy := httpretry.Policy{Retries: c.cfg.Retries, Backoff: c.cfg.Backoff}
+	attempts, sleepErr := policy.Do(ctx, c.sleep, func(attempt int) httpretry.Verdict {
 		s := r.Seed + int64(attempt)
 		text, err := c.once(ctx, url, r, s)
 		text = r.Prefix + text
 		if err == nil && r.Accept != nil {
 			if ferr := r.Accept(text); ferr != nil {
-				err = &attemptError{FaultFormat, ferr}
+				err = &attemptError{fault: FaultFormat, err: ferr}
 			}
 		}
 		if err == nil {
-			return Completion{Text: text, Attempts: attempt + 1, Faults: faults, Seed: s}, nil
+			done = &Completion{Text: text, Attempts: attempt + 1, Faults: faults, Seed: s}
+			return httpretry.Verdict{}
 		}
 		var ae *attemptError
 		if !errors.As(err, &ae) {
-			ae = &attemptError{FaultConnection, err}
+			ae = &attemptError{fault: FaultConnection, err: err}
 		}
 		faults = append(faults, ae.fault)
 		last = ae
-		if ae.fault == FaultHTTP4xx || ae.fault == FaultCanceled {
-			break
-		}
+		return httpretry.Verdict{Retry: ae.fault != FaultHTTP4xx && ae.fault != FaultCanceled, RetryAfter: ae.after}
+	})
+	switch {
+	case done != nil:
+		return *done, nil
+	case sleepErr != nil:
+		faults = append(faults, FaultCanceled)
+		return Completion{}, &RequestError{URL: url, Attempts: attempts, Faults: faults, Last: sleepErr}
 	}
 	return Completion{}, &RequestError{URL: url, Attempts: len(faults), Faults: faults, Last: last}
 }
@@ -294,7 +285,7 @@ func (c *Client) Complete(ctx context.Context, r Request) (Completion, error) {
 // once runs one attempt and classifies its failure.
 func (c *Client) once(ctx context.Context, url string, r Request, seed int64) (string, error) {
 	if err := ctx.Err(); err != nil {
-		return "", &attemptError{FaultCanceled, err}
+		return "", &attemptError{fault: FaultCanceled, err: err}
 	}
 	maxTokens := c.cfg.MaxTokens
 	if r.MaxTokens > 0 {
@@ -305,13 +296,13 @@ func (c *Client) once(ctx context.Context, url string, r Request, seed int64) (s
 		MaxTokens: maxTokens, Seed: seed, Stop: r.Stop,
 	})
 	if err != nil {
-		return "", &attemptError{FaultBadJSON, err}
+		return "", &attemptError{fault: FaultBadJSON, err: err}
 	}
 	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return "", &attemptError{FaultHTTP4xx, err}
+		return "", &attemptError{fault: FaultHTTP4xx, err: err}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.http.Do(req)
@@ -325,39 +316,39 @@ func (c *Client) once(ctx context.Context, url string, r Request, seed int64) (s
 		if te := classifyTransport(ctx, actx, err); te.(*attemptError).fault != FaultConnection {
 			return "", te
 		}
-		return "", &attemptError{FaultBadJSON, fmt.Errorf("reading body: %w", err)}
+		return "", &attemptError{fault: FaultBadJSON, err: fmt.Errorf("reading body: %w", err)}
 	}
 	switch {
 	case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
-		return "", &attemptError{FaultHTTP5xx, fmt.Errorf("HTTP %d: %s", resp.StatusCode, snippet(raw))}
+		return "", &attemptError{fault: FaultHTTP5xx, err: fmt.Errorf("HTTP %d: %s", resp.StatusCode, snippet(raw)), after: httpretry.FromResponse(resp, time.Now())}
 	case resp.StatusCode >= 400:
-		return "", &attemptError{FaultHTTP4xx, fmt.Errorf("HTTP %d: %s", resp.StatusCode, snippet(raw))}
+		return "", &attemptError{fault: FaultHTTP4xx, err: fmt.Errorf("HTTP %d: %s", resp.StatusCode, snippet(raw))}
 	case resp.StatusCode != http.StatusOK:
-		return "", &attemptError{FaultBadJSON, fmt.Errorf("HTTP %d: %s", resp.StatusCode, snippet(raw))}
+		return "", &attemptError{fault: FaultBadJSON, err: fmt.Errorf("HTTP %d: %s", resp.StatusCode, snippet(raw))}
 	}
 	var cr chatResponse
 	if err := json.Unmarshal(raw, &cr); err != nil {
-		return "", &attemptError{FaultBadJSON, fmt.Errorf("decoding %q: %w", snippet(raw), err)}
+		return "", &attemptError{fault: FaultBadJSON, err: fmt.Errorf("decoding %q: %w", snippet(raw), err)}
 	}
 	if len(cr.Choices) == 0 {
-		return "", &attemptError{FaultEmpty, errors.New("no choices in answer")}
+		return "", &attemptError{fault: FaultEmpty, err: errors.New("no choices in answer")}
 	}
 	text := strings.TrimSpace(cr.Choices[0].Message.Content)
 	if text == "" {
-		return "", &attemptError{FaultEmpty, fmt.Errorf("empty message (finish_reason %q)", cr.Choices[0].FinishReason)}
+		return "", &attemptError{fault: FaultEmpty, err: fmt.Errorf("empty message (finish_reason %q)", cr.Choices[0].FinishReason)}
 	}
 	return text, nil
 }
 
 func classifyTransport(ctx, actx context.Context, err error) error {
 	if ctx.Err() != nil {
-		return &attemptError{FaultCanceled, ctx.Err()}
+		return &attemptError{fault: FaultCanceled, err: ctx.Err()}
 	}
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || actx.Err() != nil || (errors.As(err, &ne) && ne.Timeout()) {
-		return &attemptError{FaultTimeout, err}
+		return &attemptError{fault: FaultTimeout, err: err}
 	}
-	return &attemptError{FaultConnection, err}
+	return &attemptError{fault: FaultConnection, err: err}
 }
 
 func snippet(b []byte) string {

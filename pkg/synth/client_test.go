@@ -147,6 +147,30 @@ func TestClientFaultsAreRetriedThenSucceed(t *testing.T) {
 	}
 }
 
+// TestClientHonoursRetryAfter: a 429 saying Retry-After: 4 is retried after 4 s, not after the
+// 100 ms backoff; a 503 asking for an hour is not retried (the attempt's fault is reported).
+func TestClientHonoursRetryAfter(t *testing.T) {
+	after := func(code int, v string) func(http.ResponseWriter, *http.Request) {
+		return func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Retry-After", v)
+			http.Error(w, "slow down", code)
+		}
+	}
+	srv := &scripted{script: []func(http.ResponseWriter, *http.Request){after(429, "4"), answer("1. book a table")}}
+	cl, sl := testClient(t, newLoopback(t, srv).URL, 3, time.Second)
+	got, err := cl.Complete(context.Background(), Request{Messages: []Message{{Role: "user", Content: "x"}}})
+	if err != nil || got.Attempts != 2 || !reflect.DeepEqual(sl.delays, []time.Duration{4 * time.Second}) {
+		t.Fatalf("attempts %d, err %v, delays %v; want 2 attempts after one 4 s wait", got.Attempts, err, sl.delays)
+	}
+	srv = &scripted{script: []func(http.ResponseWriter, *http.Request){after(503, "3600")}}
+	cl, sl = testClient(t, newLoopback(t, srv).URL, 3, time.Second)
+	_, err = cl.Complete(context.Background(), Request{Messages: []Message{{Role: "user", Content: "x"}}})
+	var re *RequestError
+	if !errors.As(err, &re) || re.Attempts != 1 || len(sl.delays) != 0 || len(srv.requests) != 1 {
+		t.Fatalf("err %v, delays %v, %d requests; want one attempt and no retry", err, sl.delays, len(srv.requests))
+	}
+}
+
 func TestClientGivesUpAfterBoundedRetries(t *testing.T) {
 	srv := &scripted{script: []func(http.ResponseWriter, *http.Request){status(500)}}
 	hs := newLoopback(t, srv)
