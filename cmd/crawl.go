@@ -45,6 +45,12 @@ after probing, the share broken or lacking authentication, as a table and as JSO
 				return fmt.Errorf("--probe-retries %d: must be >= 0", retries)
 			case maxWarnings < 0:
 				return fmt.Errorf("--max-warnings %d: must be >= 0", maxWarnings)
+			case timeout <= 0:
+				return fmt.Errorf("--probe-timeout %v: must be positive", timeout)
+			case backoff <= 0:
+				return fmt.Errorf("--probe-backoff %v: must be positive", backoff)
+			case perHost < 0:
+				return fmt.Errorf("--probe-host-interval %v: must be >= 0 (0: no interval)", perHost)
 			}
 			h, err := assetHome(c)
 			if err != nil {
@@ -95,6 +101,7 @@ after probing, the share broken or lacking authentication, as a table and as JSO
 			}
 			if probe {
 				ro.Prober = &crawl.Prober{
+					Now:             time.Now,
 					Client:          &http.Client{Timeout: timeout + time.Second},
 					Concurrency:     concurrency,
 					PerHostInterval: perHost,
@@ -122,7 +129,7 @@ after probing, the share broken or lacking authentication, as a table and as JSO
 	f.IntVar(&retries, "probe-retries", 2, "extra attempts after a timeout, 5xx, 429 or reset")
 	f.DurationVar(&backoff, "probe-backoff", 500*time.Millisecond, "first retry wait (doubles each retry)")
 	f.StringVar(&encoderDir, "encoder", "", "encoder for the prior's name–description consistency: an installed model folder name, a folder path, or openai:URL[#MODEL] (default: the lexical measure)")
-	f.IntVar(&maxWarnings, "max-warnings", 30, "warnings printed (all are counted in the stats)")
+	f.IntVar(&maxWarnings, "max-warnings", 30, "warnings printed (0: none; all are counted in the stats)")
 	encFlags.register(f)
 	return cmd
 }

@@ -212,3 +212,30 @@ func TestOfflineRetrieversCheckedFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestCrawlFlagsRefusedBeforeWork: probe durations that were replaced silently (a zero timeout
+// became 10 s in the prober and 1 s in its client; a negative backoff became 0.5 s), and a
+// platform or source found bad only after the first platform was crawled, are refused first.
+func TestCrawlFlagsRefusedBeforeWork(t *testing.T) {
+	t.Setenv("RATED_ASSETS", t.TempDir())
+	missing := filepath.Join(t.TempDir(), "nonexistent")
+	for args, want := range map[string]string{
+		"--probe-timeout 0":                         "--probe-timeout 0s",
+		"--probe-backoff -1s":                       "--probe-backoff -1s",
+		"--probe-host-interval -2s":                 "--probe-host-interval -2s",
+		"--platform n8n,bogus":                      `--platform "bogus"`,
+		"--platform n8n --source crewai=" + missing: "--source crewai=" + missing,
+	} {
+		out := filepath.Join(t.TempDir(), "catalog.jsonl")
+		_, stderr, err := runRated(append(append([]string{"crawl"}, strings.Fields(args)...), "--out", out)...)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("crawl %s: error %v, want it to contain %q", args, err, want)
+		}
+		if stderr != "" {
+			t.Errorf("crawl %s: work started before the refusal:\n%s", args, stderr)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("crawl %s: %s was created", args, out)
+		}
+	}
+}

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -63,30 +66,69 @@ type Options struct {
 	Fetcher *Fetcher
 	// Latest asks the registry for the newest version instead of the pinned one.
 	Latest bool
+	// Limits bound what is read of each source; zero fields take DefaultLimits'.
 	Limits Limits
 	// Progress reports per-platform progress (nil: silent).
 	Progress Progress
 }
 
+// platforms is the platforms to crawl: those asked for, or all of Platforms.
+func (o Options) platforms() []string {
+	if len(o.Platforms) == 0 {
+		return Platforms
+	}
+	return o.Platforms
+}
+
+// Check refuses, before anything is fetched or read, an unknown platform, a local source for a
+// platform that is not crawled (it would be ignored), a local source that does not exist, and a
+// platform with neither a local source nor a pinned one it can download.
+func (o Options) Check() error {
+	plats := o.platforms()
+	for _, plat := range plats {
+		if !knownPlatform(plat) {
+			return fmt.Errorf("--platform %q: unknown platform (known: %s)", plat, strings.Join(Platforms, ", "))
+		}
+		if _, local := o.Local[plat]; local {
+			continue
+		}
+		if o.Config == nil || len(o.Config.Platforms[plat]) == 0 {
+			return fmt.Errorf("crawl %s: no sources configured and no --source given", plat)
+		}
+		if o.Fetcher == nil {
+			return fmt.Errorf("crawl %s: registry sources need a download cache", plat)
+		}
+	}
+	for _, plat := range slices.Sorted(maps.Keys(o.Local)) {
+		for _, ls := range o.Local[plat] {
+			spec := plat + "=" + ls.Path
+			if ls.Rev != "" {
+				spec += "@" + ls.Rev
+			}
+			if !slices.Contains(plats, plat) {
+				return fmt.Errorf("--source %s: platform %s is not crawled (--platform %s)", spec, plat, strings.Join(plats, ","))
+			}
+			if _, err := os.Stat(ls.Path); err != nil {
+				return fmt.Errorf("--source %s: %w", spec, err)
+			}
+		}
+	}
+	return nil
+}
+
 // Crawl runs the parsers of each platform over its sources and returns one result per platform.
 func Crawl(ctx context.Context, opts Options) ([]*PlatformResult, error) {
-	plats := opts.Platforms
-	if len(plats) == 0 {
-		plats = Platforms
+	if err := opts.Check(); err != nil {
+		return nil, err
 	}
-	lim := opts.Limits
-	if lim.MaxFileBytes == 0 {
-		lim = DefaultLimits()
-	}
+	plats := opts.platforms()
+	lim := opts.Limits // LoadTree fills the zero fields from DefaultLimits
 	prog := opts.Progress
 	if prog == nil {
 		prog = NopProgress{}
 	}
 	var results []*PlatformResult
 	for _, plat := range plats {
-		if !knownPlatform(plat) {
-			return nil, fmt.Errorf("unknown platform %q (known: %s)", plat, strings.Join(Platforms, ", "))
-		}
 		var locals []LocalSource
 		if ls, ok := opts.Local[plat]; ok {
 			locals = ls
@@ -103,7 +145,9 @@ func Crawl(ctx context.Context, opts Options) ([]*PlatformResult, error) {
 					if err != nil {
 						return nil, fmt.Errorf("crawl %s: %w", plat, err)
 					}
-					s.Version = v
+					if v != s.Version {
+						s.Version, s.Sha256 = v, "" // the pinned digest is the pinned version's
+					}
 				}
 				p, err := opts.Fetcher.Fetch(ctx, s)
 				if err != nil {
@@ -116,6 +160,7 @@ func Crawl(ctx context.Context, opts Options) ([]*PlatformResult, error) {
 		trees := make([]*Tree, 0, len(locals))
 		for _, ls := range locals {
 			if err := ctx.Err(); err != nil {
+				prog.Finish()
 				return nil, err
 			}
 			t, err := LoadTree(ls.Path, ls.Rev, lim)
@@ -304,12 +349,13 @@ type RunOptions struct {
 	Prober *Prober
 	// Similarity scores name–description consistency for the prior; the lexical fallback when nil.
 	Similarity catalog.Similarity
-	Prior      catalog.PriorConfig
+	// Prior weighs the metadata prior (the paper's 0.5/0.3/0.2 when SourceWeights is nil).
+	Prior catalog.PriorConfig
 	// StatsOut, when set, receives the per-platform stats as JSON (written atomically).
 	StatsOut string
 	// Stdout receives the table and JSON; Stderr the notes and warnings.
 	Stdout, Stderr io.Writer
-	// MaxWarnings bounds the warnings printed (all are counted).
+	// MaxWarnings bounds the warnings printed (0: none; all are counted in the stats).
 	MaxWarnings int
 }
 
@@ -321,6 +367,12 @@ func Run(ctx context.Context, ro RunOptions) ([]PlatformStats, error) {
 	}
 	if ro.Stderr == nil {
 		ro.Stderr = io.Discard
+	}
+	if err := ro.Options.Check(); err != nil {
+		return nil, err
+	}
+	if err := checkTargets(ro.Out, ro.StatsOut); err != nil {
+		return nil, err
 	}
 	// The catalog and its stats are one output set: locked before any work, written together.
 	for _, p := range []string{ro.Out, ro.StatsOut} {
@@ -372,7 +424,7 @@ func Run(ctx context.Context, ro RunOptions) ([]PlatformStats, error) {
 	}
 	warnings := SortedWarnings(results)
 	for i, w := range warnings {
-		if ro.MaxWarnings > 0 && i >= ro.MaxWarnings {
+		if i >= ro.MaxWarnings {
 			fmt.Fprintf(ro.Stderr, "warning: ... and %d more\n", len(warnings)-i)
 			break
 		}
@@ -392,6 +444,28 @@ func Run(ctx context.Context, ro RunOptions) ([]PlatformStats, error) {
 		return nil, err
 	}
 	return stats, nil
+}
+
+// checkTargets refuses, before any work, an output that could never be written: a directory in
+// place of the catalog or stats file, or both flags naming one file.
+func checkTargets(out, statsOut string) error {
+	flags := map[string]string{out: "--out", statsOut: "--stats-out"}
+	for _, p := range []string{out, statsOut} {
+		if p == "" {
+			continue
+		}
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			return fmt.Errorf("%s %s: is a directory, want a file path", flags[p], p)
+		}
+	}
+	if out != "" && statsOut != "" {
+		a, errA := filepath.Abs(out)
+		b, errB := filepath.Abs(statsOut)
+		if errA == nil && errB == nil && a == b {
+			return fmt.Errorf("--out and --stats-out both name %s: the catalog and its stats need two files", out)
+		}
+	}
+	return nil
 }
 
 // writeOutputs writes the catalog and the stats file to temporary files first and puts both in

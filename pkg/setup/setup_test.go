@@ -28,6 +28,9 @@ func TestSelect(t *testing.T) {
 	if err != nil || len(all) != len(Parts()) {
 		t.Errorf("all: %d parts, %v", len(all), err)
 	}
+	if _, err := Select([]string{"all", "bogus"}); err == nil || !strings.Contains(err.Error(), `"bogus"`) {
+		t.Errorf("all, bogus: %v, want the typo named", err)
+	}
 	if _, err := Select([]string{"gpu"}); err == nil || !strings.Contains(err.Error(), "venv, onnxruntime, models, models-int8, baselines, sources, llm, training, redis, all") {
 		t.Errorf("unknown part: %v", err)
 	}
@@ -131,5 +134,38 @@ func TestStatus(t *testing.T) {
 	}
 	if st[1].Installed || st[1].Bytes != 10 {
 		t.Errorf("models (all-minilm-l6-v2 missing): %+v, want not installed, 10 bytes", st[1])
+	}
+}
+
+// TestStatusNeedsTheLastStamp: a step that stopped half-way leaves what it made first (the
+// sources folders, a venv's python before pip ran); only the stamp each step writes last
+// marks its part installed.
+func TestStatusNeedsTheLastStamp(t *testing.T) {
+	home := t.TempDir()
+	for _, rel := range []string{"sources/npm", "sources/pypi", "venv/bin", "train-venv/bin"} {
+		os.MkdirAll(filepath.Join(home, rel), 0o755)
+	}
+	os.WriteFile(filepath.Join(home, "venv/bin/python"), nil, 0o755)
+	os.WriteFile(filepath.Join(home, "train-venv/bin/python"), nil, 0o755)
+	os.MkdirAll(filepath.Join(home, "lib/training"), 0o755)
+	os.WriteFile(filepath.Join(home, "lib/training/libonnxruntime.so"), []byte("x"), 0o644)
+	ps, _ := Select([]string{"venv", "sources", "training"})
+	st, err := Status(home, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range st {
+		if s.Installed {
+			t.Errorf("%s: installed without its last stamp", s.Part.Name)
+		}
+	}
+	for _, rel := range []string{"sources/.complete", "venv/.requirements.sha256", "venv/.obp.sha256", "train-venv/.requirements"} {
+		os.WriteFile(filepath.Join(home, rel), []byte("x"), 0o644)
+	}
+	st, _ = Status(home, ps)
+	for _, s := range st {
+		if !s.Installed {
+			t.Errorf("%s: not installed with its stamps", s.Part.Name)
+		}
 	}
 }
