@@ -11,6 +11,7 @@ import (
 	"github.com/rated-dev/rated/pkg/catalog"
 
 	"github.com/rated-dev/rated/internal/fuzzcount"
+	"github.com/rated-dev/rated/internal/testassets"
 )
 
 // FuzzParsePython: any input either parses or returns an error; it never panics or hangs.
@@ -37,7 +38,7 @@ func FuzzParsePython(f *testing.F) {
 // testdata/fuzz/FuzzCrawlN8n; an excerpt of the pinned n8n-nodes-base when installed). Any input
 // is an error naming the source, or tools that are valid catalog records with distinct ids.
 func FuzzCrawlN8n(f *testing.F) {
-	if data, err := os.ReadFile(filepath.Join("..", "..", ".rated", "sources", "npm", "n8n-nodes-base-2.41.2.tgz")); err == nil {
+	if data, err := os.ReadFile(filepath.Join(testassets.Home(f).SourcesDir(), "npm", "n8n-nodes-base-2.41.2.tgz")); err == nil {
 		if tr, err := loadTreeBytes(data, ".tgz", DefaultLimits()); err == nil {
 			var nodes []json.RawMessage
 			if json.Unmarshal(tr.Files["package/dist/types/nodes.json"], &nodes) == nil && len(nodes) > 40 {
@@ -126,7 +127,7 @@ func checkTree(t *testing.T, tr *Tree) {
 // FuzzLoadTreeZip feeds a wheel or zip (seeds: a wheel of the LlamaIndex fixture,
 // testdata/fuzz/FuzzLoadTreeZip; a pinned wheel when installed).
 func FuzzLoadTreeZip(f *testing.F) {
-	if data, err := os.ReadFile(filepath.Join("..", "..", ".rated", "sources", "pypi", "llama-index-tools-weather-0.6.0.whl")); err == nil {
+	if data, err := os.ReadFile(filepath.Join(testassets.Home(f).SourcesDir(), "pypi", "llama-index-tools-weather-0.6.0.whl")); err == nil {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
