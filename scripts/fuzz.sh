@@ -26,6 +26,7 @@ pkg/crawl FuzzLoadTreeZip
 pkg/crawl FuzzLoadTreeTar
 pkg/crawl FuzzGitListing
 pkg/crawl FuzzParseSources
+pkg/crawl FuzzOpenProbeJournal
 pkg/evaldynamic FuzzLoadConfig
 pkg/synth FuzzParseQueries
 pkg/synth FuzzParseScore

@@ -417,7 +417,22 @@ func Run(ctx context.Context, ro RunOptions) ([]PlatformStats, error) {
 	if err := catalog.ComputePriors(tools, prior, sim); err != nil {
 		return nil, err
 	}
+	var journal *ProbeJournal
 	if ro.Prober != nil {
+		if ro.Out != "" {
+			// Beside the catalog and under its lock: a rerun into the same --out resumes.
+			jp := ProbeJournalPath(ro.Out)
+			j, done, err := OpenProbeJournal(jp)
+			if err != nil {
+				return nil, err
+			}
+			defer j.Close()
+			journal = j
+			ro.Prober.Journal, ro.Prober.Resumed = j, done
+			if len(done) > 0 {
+				fmt.Fprintf(ro.Stderr, "probe: resuming, %d results kept from %s\n", len(done), jp)
+			}
+		}
 		if err := ro.Prober.ProbeTools(ctx, tools); err != nil {
 			return nil, err
 		}
@@ -434,6 +449,11 @@ func Run(ctx context.Context, ro RunOptions) ([]PlatformStats, error) {
 	if err := writeOutputs(ro, tools, stats); err != nil {
 		return nil, err
 	}
+	if journal != nil {
+		if err := journal.Remove(); err != nil { // its results are in the catalog now
+			return nil, err
+		}
+	}
 	if ro.Out != "" {
 		fmt.Fprintf(ro.Stderr, "wrote %d tools to %s\n", len(tools), ro.Out)
 	}
@@ -444,6 +464,12 @@ func Run(ctx context.Context, ro RunOptions) ([]PlatformStats, error) {
 		return nil, err
 	}
 	return stats, nil
+}
+
+// ProbeJournalPath is where a crawl writing the catalog out keeps its probe results until the
+// catalog is written: .NAME.probes.jsonl beside it.
+func ProbeJournalPath(out string) string {
+	return filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".probes.jsonl")
 }
 
 // checkTargets refuses, before any work, an output that could never be written: a directory in

@@ -15,6 +15,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -237,8 +239,15 @@ func TestParseLocalSource(t *testing.T) {
 
 // Run with a prober: every connection is dialled to a server on 127.0.0.1, whatever the host
 // name, so the catalog's hosts are answered locally and nothing leaves the machine.
-func TestRunWithProbeOnLoopback(t *testing.T) {
+// probeFixture is an n8n tree of four nodes (alpha, beta and gamma at their own hosts, delta
+// templated) and a transport that dials every host to a server on 127.0.0.1 answering alpha
+// 200, beta 401 and the rest 404; hosts counts the requests per host.
+func probeFixture(t *testing.T) (dir string, loopback *http.Transport, hosts *sync.Map) {
+	t.Helper()
+	hosts = &sync.Map{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := hosts.LoadOrStore(r.Host, new(atomic.Int32))
+		n.(*atomic.Int32).Add(1)
 		switch r.Host {
 		case "api.alpha.test":
 			w.WriteHeader(200)
@@ -248,8 +257,8 @@ func TestRunWithProbeOnLoopback(t *testing.T) {
 			w.WriteHeader(404)
 		}
 	}))
-	defer srv.Close()
-	dir := t.TempDir()
+	t.Cleanup(srv.Close)
+	dir = t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "dist/types"), 0o755)
 	os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"n8n-nodes-probe","version":"1.0.0"}`), 0o644)
 	node := func(name, url string) string {
@@ -260,9 +269,14 @@ func TestRunWithProbeOnLoopback(t *testing.T) {
 		node("gamma", "http://api.gamma.test/v1") + "," + node("delta", "https://{tenant}.delta.test") + "]"
 	os.WriteFile(filepath.Join(dir, "dist/types/nodes.json"), []byte(nodes), 0o644)
 	os.WriteFile(filepath.Join(dir, "dist/types/credentials.json"), []byte("[]"), 0o644)
-	loopback := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+	loopback = &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
 	}}
+	return dir, loopback, hosts
+}
+
+func TestRunWithProbeOnLoopback(t *testing.T) {
+	dir, loopback, _ := probeFixture(t)
 	clock := &fakeClock{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
 	prober := newTestProber(clock)
 	prober.Client = &http.Client{Transport: loopback}
@@ -292,6 +306,59 @@ func TestRunWithProbeOnLoopback(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "broken or lacking auth") || !strings.Contains(stdout.String(), `"share_broken_or_lacking_auth": 0.5`) {
 		t.Errorf("output:\n%s", stdout.String())
+	}
+}
+
+// TestProbeResumesFromItsJournal: a run interrupted after probing alpha left its result (and a
+// last line torn by the crash) in the journal beside the catalog; the next run takes alpha's
+// result from it without a request to alpha's host, probes the rest, and removes the journal
+// once the catalog is written. The journal's alpha result (needs_auth) differs from what the
+// server would answer (200), so the catalog shows where it came from.
+func TestProbeResumesFromItsJournal(t *testing.T) {
+	dir, loopback, hosts := probeFixture(t)
+	out := filepath.Join(t.TempDir(), "catalog.jsonl")
+	journal := ProbeJournalPath(out)
+	kept := `{"status":"needs_auth","url":"http://api.alpha.test/v1","http_code":401,"checked_at":"2026-05-01T11:00:00Z"}` + "\n" +
+		`{"status":"reach`
+	if err := os.WriteFile(journal, []byte(kept), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{now: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	prober := newTestProber(clock)
+	prober.Client = &http.Client{Transport: loopback}
+	var stderr bytes.Buffer
+	_, err := Run(context.Background(), RunOptions{
+		Options: Options{Platforms: []string{"n8n"}, Local: map[string][]LocalSource{"n8n": {{Path: dir}}}},
+		Out:     out, Prober: prober, Stderr: &stderr,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, probed := hosts.Load("api.alpha.test"); probed {
+		t.Error("alpha was probed again although the journal held its result")
+	}
+	if _, probed := hosts.Load("api.beta.test"); !probed {
+		t.Error("beta, not in the journal, was not probed")
+	}
+	tools, err := catalog.ReadJSONL(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools {
+		if strings.HasSuffix(tl.ID, "alpha") && (tl.Probe.Status != catalog.ProbeNeedsAuth || tl.Probe.HTTPCode != 401) {
+			t.Errorf("alpha: %+v, want the journal's needs_auth", tl.Probe)
+		}
+	}
+	if !strings.Contains(stderr.String(), "resuming, 1 results kept") {
+		t.Errorf("stderr does not say it resumed:\n%s", stderr.String())
+	}
+	if _, err := os.Stat(journal); err == nil {
+		t.Error("the journal is left after the catalog was written")
+	}
+	bad := filepath.Join(t.TempDir(), "j.jsonl")
+	os.WriteFile(bad, []byte(`{"status":"reachable","url":"http://a.test"}`+"\n{broken}\n"), 0o644)
+	if _, _, err := OpenProbeJournal(bad); err == nil || !strings.Contains(err.Error(), bad+":2:") {
+		t.Errorf("a malformed line before the last: error %v, want it to name %s:2", err, bad)
 	}
 }
 

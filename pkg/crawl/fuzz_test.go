@@ -204,3 +204,34 @@ func FuzzParseSources(f *testing.F) {
 		}
 	})
 }
+
+// FuzzOpenProbeJournal: any journal is an error naming the file, or results that each have a
+// URL and a status, with a torn last line cut off so the next append starts on a fresh line.
+func FuzzOpenProbeJournal(f *testing.F) {
+	f.Add([]byte(`{"status":"reachable","url":"http://a.test/v1","http_code":200,"checked_at":"2026-05-01T11:00:00Z"}` + "\n" + `{"status":"bro`))
+	f.Add([]byte("\n\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzcount.Tick("FuzzOpenProbeJournal")
+		path := filepath.Join(t.TempDir(), "j.jsonl")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		j, done, err := OpenProbeJournal(path)
+		if err != nil {
+			if !strings.Contains(err.Error(), path) {
+				t.Fatalf("error names no file: %v", err)
+			}
+			return
+		}
+		defer j.Close()
+		for u, r := range done {
+			if u == "" || r.URL != u || r.Status == "" {
+				t.Fatalf("result %+v under %q", r, u)
+			}
+		}
+		kept, _ := os.ReadFile(path)
+		if len(kept) > 0 && kept[len(kept)-1] != '\n' {
+			t.Fatalf("the journal does not end on a newline after opening: %q", kept)
+		}
+	})
+}

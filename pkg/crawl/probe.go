@@ -42,6 +42,11 @@ type Prober struct {
 	Backoff time.Duration
 	// Progress reports probe batches (nil: silent).
 	Progress Progress
+	// Journal, when set, supplies the results of an interrupted earlier run (those URLs are not
+	// probed again) and records each new result as it arrives.
+	Journal *ProbeJournal
+	// Resumed holds the results the journal already had by URL (OpenProbeJournal's second value).
+	Resumed map[string]catalog.ProbeResult
 
 	mu       sync.Mutex
 	nextSlot map[string]time.Time
@@ -216,7 +221,17 @@ func (p *Prober) ProbeTools(ctx context.Context, tools []catalog.Tool) error {
 		prog = NopProgress{}
 	}
 	results := make(map[string]catalog.ProbeResult, len(urls))
+	todo := urls[:0:0]
+	for _, u := range urls {
+		if r, ok := p.Resumed[u]; ok {
+			results[u] = r
+		} else {
+			todo = append(todo, u)
+		}
+	}
+	urls = todo
 	var mu sync.Mutex
+	var journalErr error
 	const batch = 200
 	for start := 0; start < len(urls); start += batch {
 		end := min(start+batch, len(urls))
@@ -233,8 +248,14 @@ func (p *Prober) ProbeTools(ctx context.Context, tools []catalog.Tool) error {
 				defer wg.Done()
 				defer func() { <-sem }()
 				r := p.ProbeURL(ctx, u)
+				if ctx.Err() != nil {
+					return // cut short: not a result to keep
+				}
 				mu.Lock()
 				results[u] = r
+				if p.Journal != nil && journalErr == nil {
+					journalErr = p.Journal.Append(r)
+				}
 				mu.Unlock()
 				prog.Add(1)
 			}(u)
@@ -242,7 +263,13 @@ func (p *Prober) ProbeTools(ctx context.Context, tools []catalog.Tool) error {
 		wg.Wait()
 		prog.Finish()
 		if err := ctx.Err(); err != nil {
+			if p.Journal != nil {
+				return fmt.Errorf("probe interrupted (%d results kept in the journal; run again to resume): %w", len(results), err)
+			}
 			return fmt.Errorf("probe interrupted: %w", err)
+		}
+		if journalErr != nil {
+			return journalErr
 		}
 	}
 	for i := range tools {
