@@ -165,7 +165,7 @@ func logFiles(args []string, prefix string) ([]string, error) {
 			if found, err = decisionlog.Files(a, prefix); err != nil {
 				return nil, err
 			}
-		} else if found, err = filepath.Glob(filepath.Join(a, "*.jsonl")); err != nil {
+		} else if found, err = decisionlog.FilesIn(a); err != nil {
 			return nil, err
 		}
 		if len(found) == 0 {

@@ -225,3 +225,63 @@ func TestFilesInListsEveryJSONL(t *testing.T) {
 		t.Fatalf("FilesIn(a file) = %v, want an error naming it", err)
 	}
 }
+
+// TestFailedRotationRecovers: the next file cannot be opened (a directory holds its name, as a
+// full disk or no free descriptor would refuse it); the write fails, and once the cause is gone
+// the writer goes on. It used to close its current file first and fail every later write with
+// "file already closed", and serve every selection with it.
+func TestFailedRotationRecovers(t *testing.T) {
+	dir := t.TempDir()
+	line, _ := json.Marshal(sampleDecision("d-00"))
+	w, err := Open(dir, Options{MaxBytes: int64(len(line) + 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(sampleDecision("d-00")); err != nil {
+		t.Fatal(err)
+	}
+	block := filepath.Join(dir, "decisions-000002.jsonl")
+	os.Mkdir(block, 0o755)
+	if err := w.Write(sampleDecision("d-01")); err == nil {
+		t.Fatal("a write needing a blocked file succeeded")
+	}
+	os.Remove(block)
+	if err := w.Write(sampleDecision("d-02")); err != nil {
+		t.Fatalf("after the block was removed: %v", err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := readAll(t, dir)
+	if len(recs) != 2 || recs[0].Decision.ID != "d-00" || recs[1].Decision.ID != "d-02" {
+		t.Fatalf("records %+v, want d-00 and d-02", recs)
+	}
+}
+
+// TestOneWriterPerPrefix: a second writer on the same directory and prefix (two replicas given
+// one --decision-log) is refused while the first is open, naming the holder; another prefix is
+// not; after Close the prefix is free again.
+func TestOneWriterPerPrefix(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir, Options{}); err == nil || !strings.Contains(err.Error(), "in use by another rated run") {
+		t.Fatalf("a second writer: error %v", err)
+	}
+	other, err := Open(dir, Options{Prefix: "other"})
+	if err != nil {
+		t.Fatalf("another prefix: %v", err)
+	}
+	other.Close()
+	w.Close()
+	w, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatalf("after Close: %v", err)
+	}
+	w.Close()
+	if files, _ := FilesIn(dir); len(files) != 2 {
+		t.Fatalf("FilesIn lists %v, want the two logs only (no lock file)", files)
+	}
+}

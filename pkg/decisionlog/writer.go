@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/rated-dev/rated/internal/diskfull"
+	"github.com/rated-dev/rated/internal/outdir"
 )
 
 // Options configures a Writer.
@@ -37,11 +38,17 @@ type Writer struct {
 	dir  string
 	opts Options
 
+	lock *outdir.Lock // one writer per dir and prefix, across processes
+
 	mu    sync.Mutex
 	f     *os.File
 	index int
 	size  int64
 	err   error // sticky after Close
+	// torn: a failed write's partial line could not be cut off; the next write starts a new
+	// file, so the partial line stays its file's torn tail, which readers skip, not a bad line
+	// in the middle.
+	torn bool
 }
 
 // Open opens dir (creating it), continuing the newest file of the prefix when it has room. A
@@ -59,25 +66,40 @@ func Open(dir string, opts Options) (*Writer, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, diskfull.Classify("decision log "+dir, err)
 	}
-	w := &Writer{dir: dir, opts: opts}
-	files, err := w.files()
+	// Two writers appending to one file set would interleave rotations, retention and repairs
+	// (replicas given one --decision-log): the second is refused, naming the first.
+	lock, err := outdir.Acquire(filepath.Join(dir, opts.Prefix), "decision log")
 	if err != nil {
+		return nil, fmt.Errorf("decision log %s: %w", dir, err)
+	}
+	w := &Writer{dir: dir, opts: opts, lock: lock}
+	if err := w.start(); err != nil {
+		lock.Release()
 		return nil, err
 	}
+	return w, nil
+}
+
+// start opens the newest file of the prefix (repairing its tail), or the first.
+func (w *Writer) start() error {
+	files, err := w.files()
+	if err != nil {
+		return err
+	}
 	if len(files) == 0 {
-		return w, w.openIndex(1)
+		return w.use(w.openIndex(1))
 	}
 	last := files[len(files)-1]
 	if err := repairTail(w.path(last)); err != nil {
-		return nil, err
+		return err
 	}
-	if err := w.openIndex(last); err != nil {
-		return nil, err
+	if err := w.use(w.openIndex(last)); err != nil {
+		return err
 	}
-	if w.size >= opts.MaxBytes {
-		return w, w.rotate()
+	if w.size >= w.opts.MaxBytes {
+		return w.rotate()
 	}
-	return w, nil
+	return nil
 }
 
 // Files lists the log files of prefix in dir, oldest first.
@@ -171,27 +193,50 @@ func repairTail(path string) error {
 	return diskfull.Classify("decision log "+path+": truncating a torn only line", f.Truncate(0))
 }
 
-func (w *Writer) openIndex(index int) error {
+// openedFile is a log file opened for appending, not yet the writer's.
+type openedFile struct {
+	f     *os.File
+	index int
+	size  int64
+	err   error
+}
+
+func (w *Writer) openIndex(index int) openedFile {
 	f, err := os.OpenFile(w.path(index), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		return diskfull.Classify("decision log "+w.path(index), err)
+		return openedFile{err: diskfull.Classify("decision log "+w.path(index), err)}
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return fmt.Errorf("decision log %s: %w", w.path(index), err)
+		return openedFile{err: fmt.Errorf("decision log %s: %w", w.path(index), err)}
 	}
-	w.f, w.index, w.size = f, index, st.Size()
+	return openedFile{f: f, index: index, size: st.Size()}
+}
+
+// use makes o the current file.
+func (w *Writer) use(o openedFile) error {
+	if o.err != nil {
+		return o.err
+	}
+	w.f, w.index, w.size = o.f, o.index, o.size
 	return nil
 }
 
+// rotate moves to the next file. The next is opened before the current is closed, so a
+// failed open (no space, no descriptors) leaves the writer on its current file, able to go on
+// once the cause is gone.
 func (w *Writer) rotate() error {
+	next := w.openIndex(w.index + 1)
+	if next.err != nil {
+		return next.err
+	}
 	if err := w.f.Close(); err != nil {
+		next.f.Close()
 		return fmt.Errorf("decision log %s: %w", w.path(w.index), err)
 	}
-	if err := w.openIndex(w.index + 1); err != nil {
-		return err
-	}
+	w.use(next)
+	w.torn = false
 	if w.opts.MaxFiles > 0 {
 		idx, err := w.files()
 		if err != nil {
@@ -220,16 +265,15 @@ func (w *Writer) Write(v any) error {
 	if w.err != nil {
 		return w.err
 	}
-	if w.size > 0 && w.size+int64(len(line)) > w.opts.MaxBytes {
+	if w.torn || (w.size > 0 && w.size+int64(len(line)) > w.opts.MaxBytes) {
 		if err := w.rotate(); err != nil {
 			return err
 		}
 	}
 	n, err := w.f.Write(line)
 	if err != nil {
-		if n > 0 {
-			// Undo the partial line; if even that fails, the next Open repairs the tail.
-			w.f.Truncate(w.size)
+		if n > 0 && w.f.Truncate(w.size) != nil {
+			w.torn = true // the partial line stays; it must stay the last line of its file
 		}
 		return diskfull.Classify("decision log "+w.path(w.index), err)
 	}
@@ -255,6 +299,7 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	w.err = errors.New("decision log is closed")
+	defer w.lock.Release()
 	err := w.f.Sync()
 	return errors.Join(diskfull.Classify("decision log "+w.path(w.index), err), w.f.Close())
 }

@@ -78,6 +78,10 @@ func OpenRedis(ctx context.Context, rawURL string) (*Redis, error) {
 	// No client-side retries: a script that ran but whose answer was lost must not run twice.
 	// The router retries on its own terms (claims make a retried report a duplicate).
 	opts.MaxRetries = -1
+	// A request's deadline or cancellation must end its wait on the socket; without this the
+	// client waits out ReadTimeout (3 s) whatever the context says, and redis:// URLs cannot
+	// set it.
+	opts.ContextTimeoutEnabled = true
 	if q.Get("dial_timeout") == "" {
 		opts.DialTimeout = 2 * time.Second
 	}

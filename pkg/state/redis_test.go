@@ -3,8 +3,10 @@ package state_test
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"testing"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -96,5 +98,29 @@ func TestRedisRefusesBadURLsAndForeignState(t *testing.T) {
 	}
 	if _, err := state.OpenRedis(context.Background(), "redis://:secret@127.0.0.1:1/0"); err == nil || strings.Contains(err.Error(), "secret") {
 		t.Fatalf("unreachable server: %v (the password must not be shown)", err)
+	}
+}
+
+// TestRedisHonoursTheContext: with the server paused (CLIENT PAUSE, 1.5 s), an append whose
+// context ends after 100 ms fails as unavailable by a timeout on the socket, the context's
+// deadline applied to the read. Without ContextTimeoutEnabled (which a redis:// URL cannot set)
+// go-redis waits out the pause on the socket and only then reports the context's own error
+// (context.DeadlineExceeded), after the script ran: which error comes back says which wait
+// happened, with no timing in the test.
+func TestRedisHonoursTheContext(t *testing.T) {
+	srv := redistest.Start(t)
+	r := openRedis(t, srv.URL())
+	defer r.Close()
+	admin := goredis.NewClient(&goredis.Options{Addr: srv.Addr()})
+	defer admin.Close()
+	if err := admin.Do(context.Background(), "CLIENT", "PAUSE", "1500", "ALL").Err(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := r.Append(ctx, [][]byte{[]byte("late")})
+	var ne net.Error
+	if !errors.Is(err, state.ErrUnavailable) || !errors.As(err, &ne) || !ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("append past its deadline: %v, want unavailable by a timeout", err)
 	}
 }
