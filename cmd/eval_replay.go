@@ -3,6 +3,7 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -101,13 +102,19 @@ Prints a Markdown table; --out DIR also writes DIR/replay.md and DIR/replay.json
 			if err != nil {
 				return err
 			}
-			if err := os.MkdirAll(out, 0o755); err != nil {
-				return err
+			// replay.json and replay.md are one output set: both prepared, then put in place together.
+			var set []*atomicfile.Pending
+			for name, data := range map[string][]byte{"replay.json": append(doc, '\n'), "replay.md": []byte(md)} {
+				p, err := atomicfile.Prepare(filepath.Join(out, name), func(w io.Writer) error { _, err := w.Write(data); return err })
+				if err != nil {
+					for _, q := range set {
+						q.Discard()
+					}
+					return err
+				}
+				set = append(set, p)
 			}
-			if err := atomicfile.WriteBytes(filepath.Join(out, "replay.json"), append(doc, '\n')); err != nil {
-				return err
-			}
-			return atomicfile.WriteBytes(filepath.Join(out, "replay.md"), []byte(md))
+			return atomicfile.CommitAll(set...)
 		},
 	}
 	fl := cmd.Flags()

@@ -1,6 +1,7 @@
 package ope
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -27,8 +28,31 @@ type Interval struct {
 	High  float64 `json:"high"`
 }
 
+// interval is the t interval of a mean; fewer than two terms give no interval (NaN bounds),
+// not a zero-width one that would read as exact.
 func interval(s metrics.Summary) Interval {
+	if s.N < 2 {
+		return Interval{Value: s.Mean, Low: math.NaN(), High: math.NaN()}
+	}
 	return Interval{Value: s.Mean, Low: s.Mean - s.CI95, High: s.Mean + s.CI95}
+}
+
+// noInformation is the interval of an estimator that no event informs.
+var noInformation = Interval{Value: math.NaN(), Low: math.NaN(), High: math.NaN()}
+
+// MarshalJSON writes NaN (no estimate, no interval) as null, which JSON can carry.
+func (i Interval) MarshalJSON() ([]byte, error) {
+	num := func(v float64) any {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return v
+	}
+	return json.Marshal(struct {
+		Value any `json:"value"`
+		Low   any `json:"low"`
+		High  any `json:"high"`
+	}{num(i.Value), num(i.Low), num(i.High)})
 }
 
 // Contains reports whether v lies in the interval.
@@ -159,6 +183,10 @@ func Evaluate(l *Log, spec bandit.Spec, opts Options) (*Estimate, error) {
 	}
 	if sw2 > 0 {
 		est.ESS = sw * sw / sw2
+	} else {
+		// The target never chose what the log did: every IPS term is 0 with zero variance, an
+		// interval [0, 0] that would read as certain knowledge of a value no event informs.
+		est.IPS = noInformation
 	}
 
 	// Replay: a fresh target that learns from the events it is shown.
@@ -182,7 +210,7 @@ func Evaluate(l *Log, spec bandit.Spec, opts Options) (*Estimate, error) {
 		rows.ReplayAccepted = append(rows.ReplayAccepted, i)
 	}
 	est.ReplayAccepted = len(accepted)
-	est.Replay = Interval{Value: math.NaN(), Low: math.NaN(), High: math.NaN()}
+	est.Replay = noInformation
 	if len(accepted) > 0 {
 		est.Replay = interval(metrics.MeanCI95(accepted))
 	}
@@ -216,7 +244,7 @@ func snips(weights, rewards []float64) Interval {
 		swr += w * rewards[i]
 	}
 	if sw == 0 {
-		return Interval{Value: math.NaN(), Low: math.NaN(), High: math.NaN()}
+		return noInformation
 	}
 	v := swr / sw
 	mean := sw / float64(len(weights))

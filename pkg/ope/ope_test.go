@@ -110,6 +110,58 @@ func TestEstimatorsByHand(t *testing.T) {
 	}
 }
 
+// TestNoInformationIsNoEstimate: a deterministic log (position 1 always, propensity 1) and the
+// static target (position 0): no weight anywhere, so IPS, SNIPS and replay have no estimate
+// (IPS used to print 0.0000 [0.0000, 0.0000], as if known exactly); the estimates encode to JSON
+// with nulls (NaN made `eval replay --out` fail after printing its table); a one-event log's
+// means have no interval, not a zero-width one.
+func TestNoInformationIsNoEstimate(t *testing.T) {
+	var recs []any
+	ctx := decisionlog.EncodeContext([]float64{1, 0})
+	for i := range 3 {
+		id := fmt.Sprintf("d%d", i)
+		d := decisionlog.Decision{V: 1, Kind: decisionlog.KindDecision, ID: id, T: int64(i), Source: decisionlog.SourceSim, Policy: "fixed",
+			Context: ctx, ContextDim: 2, Chosen: "b", ChosenPosition: 1,
+			Candidates: []decisionlog.Candidate{{Tool: "a", Semantic: 0.9, Prior: 0.5}, {Tool: "b", Semantic: 0.4, Prior: 0.5, Propensity: 1}}}
+		recs = append(recs, d, decisionlog.Outcome{V: 1, Kind: decisionlog.KindOutcome, ID: id, T: int64(i), Tool: "b", Position: 1, Chosen: true, Executed: i != 1})
+	}
+	path := writeLog(t, recs...)
+	l, err := ope.ReadLog([]string{path}, ope.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	est, err := ope.Evaluate(l, bandit.Spec{Name: "static", Kind: "static"}, ope.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, iv := range map[string]ope.Interval{"IPS": est.IPS, "SNIPS": est.SNIPS, "replay": est.Replay} {
+		if !math.IsNaN(iv.Value) || !math.IsNaN(iv.Low) || !math.IsNaN(iv.High) {
+			t.Errorf("%s = %+v, want no estimate", name, iv)
+		}
+	}
+	raw, err := json.Marshal(est)
+	if err != nil {
+		t.Fatalf("estimates do not encode: %v", err)
+	}
+	if !strings.Contains(string(raw), `"ips":{"value":null,"low":null,"high":null}`) {
+		t.Errorf("IPS encodes as %s", raw)
+	}
+	if !strings.Contains(ope.Markdown(l, []string{path}, []*ope.Estimate{est}), "—") {
+		t.Error("the table shows a value for IPS")
+	}
+	one, err := ope.ReadLog([]string{writeLog(t, recs[:2]...)}, ope.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	est, err = ope.Evaluate(one, bandit.Spec{Name: "static", Kind: "static"}, ope.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if est.Logged.Value != 1 || !math.IsNaN(est.Logged.Low) || !math.IsNaN(est.Logged.High) {
+		t.Errorf("one event's logged value %+v, want 1 with no interval", est.Logged)
+	}
+}
+
 func TestReadLogRefusesBadLogs(t *testing.T) {
 	base := decisionlog.Decision{V: 1, Kind: decisionlog.KindDecision, ID: "x", Source: "sim", Policy: "p", Chosen: "a",
 		Candidates: []decisionlog.Candidate{{Tool: "a", Propensity: 0.5}, {Tool: "b", Propensity: 0.3}}, Context: decisionlog.EncodeContext([]float64{1}), ContextDim: 1}

@@ -11,8 +11,11 @@ import (
 func Markdown(l *Log, files []string, ests []*Estimate) string {
 	var b strings.Builder
 	iv := func(i Interval) string {
-		if math.IsNaN(i.Value) {
+		switch {
+		case math.IsNaN(i.Value):
 			return "—"
+		case math.IsNaN(i.Low):
+			return fmt.Sprintf("%.4f (one event: no interval)", i.Value)
 		}
 		return fmt.Sprintf("%.4f [%.4f, %.4f]", i.Value, i.Low, i.High)
 	}
