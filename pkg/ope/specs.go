@@ -40,7 +40,10 @@ func ParseSpecs(raw []byte, name string) (specs []bandit.Spec, skipped []string,
 		return nil, nil, fmt.Errorf("%s: no policy spec", name)
 	}
 	// Each spec is decoded alone below: an alias (paper.yaml's *kernel) would lose its anchor.
-	inlineAliases(&node, 0)
+	budget := maxInlinedNodes
+	if !inlineAliases(&node, 0, &budget) {
+		return nil, nil, fmt.Errorf("%s: its aliases expand to more than %d nodes (nested aliases multiply; a policy file needs a few hundred)", name, maxInlinedNodes)
+	}
 	doc := node.Content[0]
 	key := ""
 	if doc.Kind == yaml.MappingNode {
@@ -103,11 +106,17 @@ func ParseSpecs(raw []byte, name string) (specs []bandit.Spec, skipped []string,
 	return specs, skipped, nil
 }
 
-// inlineAliases replaces every alias node under n with a copy of the node it refers to (depth
-// bounds the copies: YAML's billion laughs), so that any part of the document decodes alone.
-func inlineAliases(n *yaml.Node, depth int) {
-	if depth > 64 {
-		return
+// maxInlinedNodes bounds the nodes alias inlining may visit: depth alone does not bound a
+// "billion laughs" (ten aliases per level multiply by ten each level: 343 bytes took 1.1 GB).
+const maxInlinedNodes = 100_000
+
+// inlineAliases replaces every alias node under n with a copy of the node it refers to, so that
+// any part of the document decodes alone. It reports false when the copies would pass budget
+// nodes (or a depth of 64).
+func inlineAliases(n *yaml.Node, depth int, budget *int) bool {
+	*budget--
+	if depth > 64 || *budget < 0 {
+		return false
 	}
 	if n.Kind == yaml.AliasNode && n.Alias != nil {
 		line, col := n.Line, n.Column
@@ -120,6 +129,9 @@ func inlineAliases(n *yaml.Node, depth int) {
 		}
 	}
 	for _, c := range n.Content {
-		inlineAliases(c, depth+1)
+		if !inlineAliases(c, depth+1, budget) {
+			return false
+		}
 	}
+	return true
 }

@@ -1,6 +1,7 @@
 package ope
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -37,5 +38,27 @@ func TestLoadSpecsReadsTheShippedConfigs(t *testing.T) {
 	}
 	if s, _, err := LoadSpecs("configs/recommended.yaml"); err != nil || len(s) != 1 {
 		t.Errorf("configs/recommended.yaml: %d specs, %v", len(s), err)
+	}
+}
+
+// TestParseSpecsRefusesAliasBombs: five levels of ten aliases each (343 bytes) expand to 10⁵
+// copies of a spec; inlining them took 1.1 GB. The depth bound alone never stopped it.
+func TestParseSpecsRefusesAliasBombs(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("a0: &a0 {name: x, kind: static}\n")
+	for lvl := 1; lvl <= 5; lvl++ {
+		fmt.Fprintf(&b, "a%d: &a%d [", lvl, lvl)
+		for i := range 10 {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "*a%d", lvl-1)
+		}
+		b.WriteString("]\n")
+	}
+	b.WriteString("policies: *a5\n")
+	_, _, err := ParseSpecs([]byte(b.String()), "bomb.yaml")
+	if err == nil || !strings.Contains(err.Error(), "bomb.yaml: its aliases expand to more than") {
+		t.Fatalf("error %v, want the alias budget named", err)
 	}
 }
