@@ -131,8 +131,8 @@ func TestTornLastLine(t *testing.T) {
 	f.WriteString(`{"v":1,"kind":"decision","id":"to`) // killed mid-write
 	f.Close()
 	recs, st := readAll(t, dir)
-	if len(recs) != 1 || st.TornTail != files[0] {
-		t.Fatalf("reader: %d records, torn %q", len(recs), st.TornTail)
+	if len(recs) != 1 || len(st.TornTails) != 1 || st.TornTails[0] != files[0] {
+		t.Fatalf("reader: %d records, torn %q", len(recs), st.TornTails)
 	}
 	// A torn line in the middle of a file is an error naming file and line.
 	raw, _ := os.ReadFile(files[0])
@@ -149,8 +149,8 @@ func TestTornLastLine(t *testing.T) {
 	w.Write(&Outcome{V: Version, Kind: KindOutcome, ID: "whole", Tool: "b", Executed: true})
 	w.Close()
 	recs, st = readAll(t, dir)
-	if len(recs) != 2 || recs[1].Outcome == nil || st.TornTail != "" {
-		t.Fatalf("after repair: %d records, torn %q", len(recs), st.TornTail)
+	if len(recs) != 2 || recs[1].Outcome == nil || len(st.TornTails) != 0 {
+		t.Fatalf("after repair: %d records, torn %q", len(recs), st.TornTails)
 	}
 }
 
@@ -180,8 +180,8 @@ func TestDiskFullLeavesNoPartialLine(t *testing.T) {
 	}
 	w.Close()
 	recs, st := readAll(t, filepath.Join(dir, "log"))
-	if len(recs) != acked+1 || st.TornTail != "" || recs[acked].Decision.ID != "after" {
-		t.Fatalf("%d records (torn %q), want the %d acknowledged + 1", len(recs), st.TornTail, acked)
+	if len(recs) != acked+1 || len(st.TornTails) != 0 || recs[acked].Decision.ID != "after" {
+		t.Fatalf("%d records (torn %q), want the %d acknowledged + 1", len(recs), st.TornTails, acked)
 	}
 }
 

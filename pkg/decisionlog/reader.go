@@ -17,8 +17,9 @@ type Record struct {
 
 // ReadStats says what a read skipped.
 type ReadStats struct {
-	// TornTail names the file whose last line was cut short (an interrupted write), "" if none.
-	TornTail string
+	// TornTails names the files whose last line was cut short (an interrupted write), in the
+	// order read: one per replica or run that was killed mid-write.
+	TornTails []string
 }
 
 // ReadFiles reads the files in order and calls fn for every record. A malformed line is an
@@ -37,7 +38,7 @@ func ReadFiles(paths []string, fn func(Record) error) (ReadStats, error) {
 			return st, err
 		}
 		if torn {
-			st.TornTail = p
+			st.TornTails = append(st.TornTails, p)
 		}
 	}
 	return st, nil

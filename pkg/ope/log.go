@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/rated-dev/rated/pkg/bandit"
@@ -86,8 +87,8 @@ func ReadLog(files []string, opts ReadOptions) (*Log, error) {
 		return nil, err
 	}
 	l, err := FromRecords(recs, opts)
-	if err == nil && st.TornTail != "" {
-		l.TornTails = []string{st.TornTail}
+	if err == nil {
+		l.TornTails = st.TornTails
 	}
 	return l, err
 }
@@ -117,6 +118,10 @@ func FromRecords(recs []decisionlog.Record, opts ReadOptions) (*Log, error) {
 			order = append(order, d.ID)
 		}
 		if o := r.Outcome; o != nil && o.Chosen {
+			// A report sent twice is one outcome; two that disagree leave the reward unknown.
+			if prev, dup := outcomes[o.ID]; dup && (prev.Executed != o.Executed || !sameTask(prev.TaskSuccess, o.TaskSuccess)) {
+				return nil, fmt.Errorf("decision %s: two outcomes of the chosen tool disagree (executed %v then %v)", o.ID, prev.Executed, o.Executed)
+			}
 			outcomes[o.ID] = o
 		}
 	}
@@ -137,6 +142,7 @@ func FromRecords(recs []decisionlog.Record, opts ReadOptions) (*Log, error) {
 		order int
 	}
 	var kept []timed
+	var first *decisionlog.Decision
 	for _, id := range order {
 		p := decisions[id]
 		d := p.d
@@ -148,6 +154,14 @@ func FromRecords(recs []decisionlog.Record, opts ReadOptions) (*Log, error) {
 		if o == nil {
 			l.Skipped["no outcome reported for the chosen tool"]++
 			continue
+		}
+		if d.ChosenPosition < 0 || d.ChosenPosition >= len(d.Candidates) {
+			return nil, fmt.Errorf("decision %s: chosen position %d of %d candidates", id, d.ChosenPosition, len(d.Candidates))
+		}
+		if first == nil {
+			first = d
+		} else if d.Retriever != first.Retriever || !sameRun(d.Run, first.Run) {
+			return nil, fmt.Errorf("decision %s is from %s, decision %s from %s: one log is one retriever and one run (give --prefix to pick a simulator run)", id, origin(d), first.ID, origin(first))
 		}
 		if o.Position != d.ChosenPosition || o.Tool != d.Chosen {
 			return nil, fmt.Errorf("decision %s: its chosen outcome is for %s at position %d, the decision chose %s at %d", id, o.Tool, o.Position, d.Chosen, d.ChosenPosition)
@@ -175,9 +189,6 @@ func FromRecords(recs []decisionlog.Record, opts ReadOptions) (*Log, error) {
 				return nil, fmt.Errorf("decision %s: candidate %d has propensity %v", id, i, c.Propensity)
 			}
 			sum += c.Propensity
-			if c.Propensity > 0 {
-				l.MinPropensity = math.Min(l.MinPropensity, c.Propensity)
-			}
 			ev.Candidates = append(ev.Candidates, bandit.Candidate{Tool: index(c.Tool), Sem: c.Semantic, Prior: c.Prior, Relevance: c.Calibrated})
 			ev.Propensity = append(ev.Propensity, c.Propensity)
 		}
@@ -206,6 +217,12 @@ func FromRecords(recs []decisionlog.Record, opts ReadOptions) (*Log, error) {
 				return nil, fmt.Errorf("decision %s: reward served needs a simulator log (outcomes with \"served\")", id)
 			}
 			ev.Reward = b2f(*o.Served)
+		}
+		// The replay bound is over the events kept (a skipped one is never replayed).
+		for _, pr := range ev.Propensity {
+			if pr > 0 {
+				l.MinPropensity = math.Min(l.MinPropensity, pr)
+			}
 		}
 		l.Policies[d.Policy]++
 		if d.Explores {
@@ -253,4 +270,23 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// sameTask reports whether two reported task outcomes agree (both absent, or equal).
+func sameTask(a, b *bool) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
+// sameRun reports whether two decisions come from the same simulator run (both live: nil).
+func sameRun(a, b *decisionlog.Run) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
+// origin names a decision's retriever and run for an error.
+func origin(d *decisionlog.Decision) string {
+	s := "retriever " + strconv.Quote(d.Retriever)
+	if d.Run != nil {
+		s += fmt.Sprintf(" run %s/%s seed %d", d.Run.Protocol, d.Run.Scenario, d.Run.Seed)
+	}
+	return s
 }

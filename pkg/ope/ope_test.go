@@ -180,6 +180,35 @@ func TestReadLogRefusesBadLogs(t *testing.T) {
 			t.Errorf("%v, want %q", err, c.want)
 		}
 	}
+	// Each used to pass silently: a second outcome replacing the first (executed, then not);
+	// two simulator runs merged into one log (a --log DIR without --prefix); a chosen position
+	// outside the candidates of a record not read through Decode (an index panic).
+	good := base
+	good.Candidates = []decisionlog.Candidate{{Tool: "a", Propensity: 0.5}, {Tool: "b", Propensity: 0.5}}
+	failed := out
+	failed.Executed = false
+	run1, run2 := good, good
+	run1.Run = &decisionlog.Run{Protocol: "task", Scenario: "p20", Seed: 1}
+	run2.ID, run2.Run = "y", &decisionlog.Run{Protocol: "task", Scenario: "p20", Seed: 2}
+	out2 := out
+	out2.ID = "y"
+	outside := good
+	outside.ChosenPosition = 5
+	for _, c := range []struct {
+		recs []decisionlog.Record
+		want string
+	}{
+		{[]decisionlog.Record{{Decision: &good}, {Outcome: &out}, {Outcome: &failed}}, "two outcomes of the chosen tool disagree"},
+		{[]decisionlog.Record{{Decision: &run1}, {Outcome: &out}, {Decision: &run2}, {Outcome: &out2}}, "run task/p20 seed 1"},
+		{[]decisionlog.Record{{Decision: &outside}, {Outcome: &out}}, "chosen position 5 of 2 candidates"},
+	} {
+		if _, err := ope.FromRecords(c.recs, ope.ReadOptions{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v, want %q", err, c.want)
+		}
+	}
+	if _, err := ope.FromRecords([]decisionlog.Record{{Decision: &good}, {Outcome: &out}, {Outcome: &out}}, ope.ReadOptions{}); err != nil {
+		t.Errorf("a report sent twice: %v", err)
+	}
 }
 
 // simConfig is a small failure scenario under the task protocol: the logging policy is the
