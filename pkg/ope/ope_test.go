@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -105,8 +107,26 @@ func TestEstimatorsByHand(t *testing.T) {
 	// target agrees: events 0 and 2, 1.25·(1 − 0.5) each.
 	near("DM", est.DM.Value, 0.75)
 	near("DR", est.DR.Value, 0.75+(1.25*0.5*2)/4)
-	if est.ReplayAccepted > 2 || est.Unsupported != 0 {
-		t.Errorf("replay accepted %d of 2 matching events, %d unsupported", est.ReplayAccepted, est.Unsupported)
+	if est.Unsupported != 0 {
+		t.Errorf("%d unsupported", est.Unsupported)
+	}
+	// Replay by hand: the static target matches the log at events 0 and 2 (propensity 0.8);
+	// each is kept when its draw u < MinPropensity/0.8 = 0.25, one draw per event from the
+	// seed's stream (PCG(seed, "replay")), whether it matches or not; both rewards are 1.
+	draws := rand.New(rand.NewPCG(1, 0x7265706c6179))
+	var accepted []int
+	for i := range 4 {
+		if u := draws.Float64(); (i == 0 || i == 2) && u < 0.2/0.8 {
+			accepted = append(accepted, i)
+		}
+	}
+	if !slices.Equal(est.Rows.ReplayAccepted, accepted) || est.ReplayAccepted != len(accepted) {
+		t.Errorf("replay accepted events %v, want %v", est.Rows.ReplayAccepted, accepted)
+	}
+	if len(accepted) > 0 {
+		near("replay", est.Replay.Value, 1)
+	} else if !math.IsNaN(est.Replay.Value) {
+		t.Errorf("replay = %v with no event accepted, want no estimate", est.Replay.Value)
 	}
 }
 
