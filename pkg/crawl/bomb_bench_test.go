@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"bytes"
+	"context"
 	"path/filepath"
 	"testing"
 )
@@ -16,7 +17,7 @@ func BenchmarkLoadTreeZipBomb(b *testing.B) {
 	writeRawZip(b, bomb, 24, bytes.Repeat([]byte("a"), 60<<20))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		tr, err := LoadTree(bomb, "", DefaultLimits())
+		tr, err := LoadTree(context.Background(), bomb, "", DefaultLimits())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -34,7 +35,7 @@ func BenchmarkLoadTreeRealWheelSize(b *testing.B) {
 	writeRawZip(b, src, 24, buf.Bytes())
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		tr, err := LoadTree(src, "", DefaultLimits())
+		tr, err := LoadTree(context.Background(), src, "", DefaultLimits())
 		if err != nil {
 			b.Fatal(err)
 		}

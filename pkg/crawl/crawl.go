@@ -163,7 +163,7 @@ func Crawl(ctx context.Context, opts Options) ([]*PlatformResult, error) {
 				prog.Finish()
 				return nil, err
 			}
-			t, err := LoadTree(ls.Path, ls.Rev, lim)
+			t, err := LoadTree(ctx, ls.Path, ls.Rev, lim)
 			if err != nil {
 				prog.Finish()
 				return nil, fmt.Errorf("crawl %s: %w", plat, err)

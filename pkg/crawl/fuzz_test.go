@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -100,7 +101,7 @@ func loadTreeBytes(data []byte, ext string, lim Limits) (*Tree, error) {
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		return nil, err
 	}
-	return LoadTree(p, "", lim)
+	return LoadTree(context.Background(), p, "", lim)
 }
 
 // fuzzLimits are small, so the fuzzer reaches them.

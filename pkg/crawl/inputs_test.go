@@ -64,7 +64,9 @@ func TestZipBombIsRefusedWithoutReadingIt(t *testing.T) {
 	writeRawZip(t, bomb, 16, bytes.Repeat([]byte("a"), 8<<20)) // 128 MiB from about 130 KB
 	var tr *Tree
 	var err error
-	alloc := allocatedBy(func() { tr, err = LoadTree(bomb, "", Limits{MaxFileBytes: 16 << 20, MaxTotalBytes: 32 << 20}) })
+	alloc := allocatedBy(func() {
+		tr, err = LoadTree(context.Background(), bomb, "", Limits{MaxFileBytes: 16 << 20, MaxTotalBytes: 32 << 20})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +94,9 @@ func TestTotalLimitBoundsMemory(t *testing.T) {
 	writeRawZip(t, src, 20, []byte(b.String()))
 	var tr *Tree
 	var err error
-	alloc := allocatedBy(func() { tr, err = LoadTree(src, "", Limits{MaxFileBytes: 2 << 20, MaxTotalBytes: 4 << 20}) })
+	alloc := allocatedBy(func() {
+		tr, err = LoadTree(context.Background(), src, "", Limits{MaxFileBytes: 2 << 20, MaxTotalBytes: 4 << 20})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +114,7 @@ func TestBinaryNodesJSONIsNamed(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "package", "dist", "types"), 0o755)
 	os.WriteFile(filepath.Join(dir, "package", "dist", "types", "nodes.json"), []byte("\x00\x01binary"), 0o644)
-	tr, err := LoadTree(dir, "", DefaultLimits())
+	tr, err := LoadTree(context.Background(), dir, "", DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +147,7 @@ func TestPinnedSourcesFitTheLimits(t *testing.T) {
 	for _, p := range Platforms {
 		for _, s := range opts.Config.Platforms[p] {
 			path := filepath.Join(opts.Fetcher.Dir, s.CacheName())
-			tr, err := LoadTree(path, "", lim)
+			tr, err := LoadTree(context.Background(), path, "", lim)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -193,11 +197,11 @@ func TestPinnedSourcesFitTheLimits(t *testing.T) {
 func TestTgzExpandingPastTheLimitIsRefused(t *testing.T) {
 	tgz := filepath.Join(t.TempDir(), "bomb.tgz")
 	writeTgz(t, tgz, []member{{name: "package/a.bin", body: strings.Repeat("a", 3<<20)}, {name: "package/ok.py", body: "x = 1\n"}})
-	_, err := LoadTree(tgz, "", Limits{MaxArchiveBytes: 1 << 20})
+	_, err := LoadTree(context.Background(), tgz, "", Limits{MaxArchiveBytes: 1 << 20})
 	if err == nil || !strings.Contains(err.Error(), "decompression bomb") || !strings.Contains(err.Error(), tgz) {
 		t.Fatalf("error %v", err)
 	}
-	if _, err := LoadTree(tgz, "", Limits{MaxArchiveBytes: 8 << 20}); err != nil {
+	if _, err := LoadTree(context.Background(), tgz, "", Limits{MaxArchiveBytes: 8 << 20}); err != nil {
 		t.Fatalf("under the limit: %v", err)
 	}
 }

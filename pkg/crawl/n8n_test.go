@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,7 +11,7 @@ import (
 
 func loadTestTree(t *testing.T, dir string) *Tree {
 	t.Helper()
-	tr, err := LoadTree(dir, "", DefaultLimits())
+	tr, err := LoadTree(context.Background(), dir, "", DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -215,9 +216,10 @@ func (t *Tree) add(name string, size int64, r io.Reader, lim Limits, total *int6
 }
 
 // LoadTree reads a source: a .whl/.zip, a .tgz/.tar.gz/.tar archive, a directory, or a bare git
-// directory (read at rev with `git archive`, HEAD when rev is empty). Members that are unsafe
-// (escaping paths, binaries, oversized) are skipped with a warning in Tree.Warnings.
-func LoadTree(src, rev string, lim Limits) (*Tree, error) {
+// directory (read at rev with `git ls-tree` and `git cat-file`, HEAD when rev is empty). Members
+// that are unsafe (escaping paths, binaries, oversized) are skipped with a warning in
+// Tree.Warnings. Cancelling ctx stops the git processes of a bare git source.
+func LoadTree(ctx context.Context, src, rev string, lim Limits) (*Tree, error) {
 	st, err := os.Stat(src)
 	if err != nil {
 		return nil, fmt.Errorf("open source %s: %w", src, err)
@@ -231,7 +233,7 @@ func LoadTree(src, rev string, lim Limits) (*Tree, error) {
 			rev = "HEAD"
 		}
 		t.Label = src + "@" + rev
-		if err := t.readGit(src, rev, lim, &total); err != nil {
+		if err := t.readGit(ctx, src, rev, lim, &total); err != nil {
 			return nil, err
 		}
 	case st.IsDir():
@@ -379,9 +381,9 @@ func (t *Tree) readTar(r io.Reader, lim Limits, total *int64) error {
 // readGit reads the wanted files of a git revision: `git ls-tree` lists them with their sizes
 // and `git cat-file --batch` reads the blobs, so oversized files are never read and blobs missing
 // from a partial clone or snapshot are skipped with a warning instead of failing the crawl.
-func (t *Tree) readGit(gitDir, rev string, lim Limits, total *int64) error {
+func (t *Tree) readGit(ctx context.Context, gitDir, rev string, lim Limits, total *int64) error {
 	git := func(stdin io.Reader, args ...string) ([]byte, error) {
-		cmd := exec.Command("git", append([]string{"--git-dir", gitDir}, args...)...)
+		cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", gitDir}, args...)...)
 		cmd.Stdin = stdin
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr

@@ -5,6 +5,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,7 +61,7 @@ func TestLoadTreeArchiveSafety(t *testing.T) {
 		{name: "package/link.py", typ: tar.TypeSymlink, link: "../../etc/passwd"},
 		{name: "package/image.png", body: "\x89PNG\x00"},
 	})
-	tr, err := LoadTree(tgz, "", Limits{MaxFileBytes: 1000, MaxTotalBytes: 1 << 20})
+	tr, err := LoadTree(context.Background(), tgz, "", Limits{MaxFileBytes: 1000, MaxTotalBytes: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestLoadTreeZipSafetyAndTotalLimit(t *testing.T) {
 	}
 	zw.Close()
 	os.WriteFile(p, buf.Bytes(), 0o644)
-	tr, err := LoadTree(p, "", Limits{MaxFileBytes: 1000, MaxTotalBytes: 1000})
+	tr, err := LoadTree(context.Background(), p, "", Limits{MaxFileBytes: 1000, MaxTotalBytes: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,17 +111,17 @@ func TestLoadTreeZipSafetyAndTotalLimit(t *testing.T) {
 
 func TestLoadTreeErrors(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := LoadTree(filepath.Join(dir, "missing"), "", DefaultLimits()); err == nil {
+	if _, err := LoadTree(context.Background(), filepath.Join(dir, "missing"), "", DefaultLimits()); err == nil {
 		t.Error("missing source: no error")
 	}
 	odd := filepath.Join(dir, "file.rar")
 	os.WriteFile(odd, []byte("x"), 0o644)
-	if _, err := LoadTree(odd, "", DefaultLimits()); err == nil || !strings.Contains(err.Error(), "not a directory") {
+	if _, err := LoadTree(context.Background(), odd, "", DefaultLimits()); err == nil || !strings.Contains(err.Error(), "not a directory") {
 		t.Errorf("unknown format: %v", err)
 	}
 	bad := filepath.Join(dir, "bad.tgz")
 	os.WriteFile(bad, []byte("not gzip"), 0o644)
-	if _, err := LoadTree(bad, "", DefaultLimits()); err == nil || !strings.Contains(err.Error(), bad) {
+	if _, err := LoadTree(context.Background(), bad, "", DefaultLimits()); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Errorf("corrupt archive: %v", err)
 	}
 }
@@ -156,7 +157,7 @@ func TestLoadTreeBareGit(t *testing.T) {
 		t.Fatalf("clone: %v %s", err, out)
 	}
 	for rev, want := range map[string]string{"": "second", first: "first"} {
-		tr, err := LoadTree(bare, rev, DefaultLimits())
+		tr, err := LoadTree(context.Background(), bare, rev, DefaultLimits())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,8 +172,14 @@ func TestLoadTreeBareGit(t *testing.T) {
 			t.Errorf("rev %q: commit %q version %q", rev, tr.Commit, res.Tools[0].Version)
 		}
 	}
-	if _, err := LoadTree(bare, "no-such-rev", DefaultLimits()); err == nil || !strings.Contains(err.Error(), "no-such-rev") {
+	if _, err := LoadTree(context.Background(), bare, "no-such-rev", DefaultLimits()); err == nil || !strings.Contains(err.Error(), "no-such-rev") {
 		t.Errorf("bad rev: %v", err)
+	}
+	// A cancelled crawl starts no git process: the read fails instead of returning a tree.
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	if tr, err := LoadTree(cancelled, bare, "", DefaultLimits()); err == nil {
+		t.Errorf("cancelled context read %d files", len(tr.Files))
 	}
 	// A blob missing from the object store (a partial snapshot) is skipped with a warning.
 	os.WriteFile(filepath.Join(work, "langchain_community/tools/x/gone.py"), []byte("gone = 1\n"), 0o644)
@@ -182,7 +189,7 @@ func TestLoadTreeBareGit(t *testing.T) {
 	if err := os.Remove(filepath.Join(work, ".git", "objects", oid[:2], oid[2:])); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := LoadTree(filepath.Join(work, ".git"), "", DefaultLimits())
+	tr, err := LoadTree(context.Background(), filepath.Join(work, ".git"), "", DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
