@@ -21,7 +21,7 @@ func FuzzStateRecords(f *testing.F) {
 	tr, _ := (&toolRecord{e: e, providerKey: "tool:a/b/c"}).encode()
 	f.Add(tr)
 	f.Add(encodeDelete("a/b/c"))
-	f.Add(encodeBoot(2, 12345))
+	f.Add(encodeBoot(2, 12345, 0))
 	snap, err := (&snapshot{spec: "{}", frontend: "x", dim: 2, entries: []*entry{e}, providers: []string{"tool:a/b/c"},
 		pending: []*decision{{id: "d1-2", step: st, reported: make([]reported, 2)}}, policy: []byte("p")}).encode()
 	if err != nil {

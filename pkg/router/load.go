@@ -32,7 +32,7 @@ func (r *Router) load(ctx context.Context) error {
 			return fmt.Errorf("state: it was learned with retriever %s (context dimension %d); this start uses %s (dimension %d): use another state directory, or the same encoder",
 				s.frontend, s.dim, r.front.Name(), dim)
 		}
-		r.boot, r.steps, r.epoch = s.boot, s.steps, time.Unix(0, s.epoch)
+		r.boot, r.steps, r.epoch, r.learnedStep = s.boot, s.steps, time.Unix(0, s.epoch), time.Duration(s.stepEvery)
 		r.calibrator, r.calibration = s.calibrator, s.calibration
 		entries, polState = s.entries, s.policy
 		r.provKeys = s.providers
@@ -68,6 +68,9 @@ func (r *Router) load(ctx context.Context) error {
 		return nil
 	})
 	if err != nil {
+		return err
+	}
+	if err := r.checkStepUnit(); err != nil {
 		return err
 	}
 	if r.epoch.IsZero() {
@@ -124,8 +127,15 @@ func (r *Router) replay(raw []byte, entries *[]*entry, dim int) error {
 		}
 	case recBoot:
 		boot, epoch := rd.Uvarint(), rd.Varint()
+		stepEvery := time.Duration(-1)
+		if rd.Remaining() > 0 {
+			stepEvery = time.Duration(rd.Varint())
+		}
 		if err := rd.End(); err != nil {
 			return err
+		}
+		if stepEvery >= 0 {
+			r.learnedStep = stepEvery
 		}
 		r.boot = max(r.boot, boot)
 		if r.epoch.IsZero() {
@@ -151,7 +161,7 @@ func (r *Router) snapshot(ctx context.Context, withPending bool) error {
 		r.mu.Unlock()
 		return err
 	}
-	s := &snapshot{spec: r.specJSON, frontend: r.front.Name(), dim: r.front.Dim(), boot: max(r.boot, r.maxBoot), steps: r.steps,
+	s := &snapshot{spec: r.specJSON, frontend: r.front.Name(), dim: r.front.Dim(), boot: max(r.boot, r.maxBoot), steps: r.steps, stepEvery: int64(r.cfg.StepEvery),
 		epoch: r.epoch.UnixNano(), calibrator: r.calibrator, calibration: r.calibration, entries: view.entries,
 		providers: append([]string(nil), r.provKeys...), policy: pol}
 	for el := r.order.Front(); withPending && el != nil; el = el.Next() {
@@ -233,4 +243,24 @@ func LoggedReports(ctx context.Context, store state.Store, fn func(LoggedReport)
 		}
 		return nil
 	})
+}
+
+// checkStepUnit refuses a start whose step unit differs from the one the state was learned
+// under: health masks and evidence half-lives are counted in steps, so switching between
+// selection steps and wall-clock steps, or changing the wall-clock unit, moves the step clock
+// (a rewound clock brings expired health masks back for as long as they first lasted).
+func (r *Router) checkStepUnit() error {
+	if r.learnedStep < 0 || r.learnedStep == r.cfg.StepEvery {
+		return nil
+	}
+	return fmt.Errorf("state: it was learned with %s; this start uses %s: the step clock would jump (health masks and half-lives are counted in steps): start with the same --step, or use another state directory",
+		stepUnit(r.learnedStep), stepUnit(r.cfg.StepEvery))
+}
+
+// stepUnit names a step unit as rated serve's --step flag sets it.
+func stepUnit(d time.Duration) string {
+	if d == 0 {
+		return "--step 0 (one step per selection)"
+	}
+	return "--step " + d.String()
 }

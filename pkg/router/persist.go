@@ -198,19 +198,23 @@ func encodeDelete(id string) []byte {
 	return w.Bytes()
 }
 
-// encodeBoot records a start; epoch (unix nanoseconds) is the origin of wall-clock steps.
-func encodeBoot(boot uint64, epoch int64) []byte {
+// encodeBoot records a start; epoch (unix nanoseconds) is the origin of wall-clock steps and
+// stepEvery the start's step unit (0: one step per selection). Boot records written before the
+// step unit was recorded end after the epoch.
+func encodeBoot(boot uint64, epoch int64, stepEvery time.Duration) []byte {
 	w := binenc.NewWriter([]byte{recBoot})
 	w.Uvarint(boot)
 	w.Varint(epoch)
+	w.Varint(int64(stepEvery))
 	return w.Bytes()
 }
 
 // snapshotMagic opens the router's snapshot; the version follows. Version 2 adds the
-// calibrator's hubness feature; version 1 snapshots are still read (without it).
+// calibrator's hubness feature, version 3 the step unit; older snapshots are still read
+// (without them).
 const (
 	snapshotMagic   = "RATEDRTR"
-	snapshotVersion = 2
+	snapshotVersion = 3
 )
 
 // snapshot is the router's state at a point of the log.
@@ -221,6 +225,7 @@ type snapshot struct {
 	boot        uint64
 	steps       int64 // the step clock
 	epoch       int64 // unix nanoseconds of the wall-clock step origin
+	stepEvery   int64 // the step unit in nanoseconds (0: one step per selection); -1: not recorded
 	calibrator  *bandit.Calibrator
 	calibration string
 	entries     []*entry // by index
@@ -238,6 +243,7 @@ func (s *snapshot) encode() ([]byte, error) {
 	w.Uvarint(s.boot)
 	w.Varint(s.steps)
 	w.Varint(s.epoch)
+	w.Varint(s.stepEvery)
 	w.Bool(s.calibrator != nil)
 	if c := s.calibrator; c != nil {
 		for _, v := range c.Weights {
@@ -276,7 +282,10 @@ func decodeSnapshot(data []byte) (*snapshot, error) {
 	if r.Err() == nil && (v < 1 || v > snapshotVersion) {
 		return nil, fmt.Errorf("router snapshot format %d, this build reads 1 to %d", v, snapshotVersion)
 	}
-	s := &snapshot{spec: r.String(), frontend: r.String(), dim: r.Int(), boot: r.Uvarint(), steps: r.Varint(), epoch: r.Varint()}
+	s := &snapshot{spec: r.String(), frontend: r.String(), dim: r.Int(), boot: r.Uvarint(), steps: r.Varint(), epoch: r.Varint(), stepEvery: -1}
+	if v >= 3 {
+		s.stepEvery = r.Varint()
+	}
 	if r.Bool() {
 		c := &bandit.Calibrator{}
 		for i := range c.Weights {

@@ -244,7 +244,7 @@ func (c *committer) reload() error {
 	var fresh *Router
 	for tries := 1; ; tries++ {
 		fresh = &Router{cfg: r.cfg, spec: r.spec, specJSON: r.specJSON, front: r.front, store: r.store, shared: r.shared,
-			clock: r.clock, k: r.k, pending: map[string]*decision{}, order: list.New(), provIndex: map[string]int{}, memo: r.memo}
+			clock: r.clock, k: r.k, pending: map[string]*decision{}, order: list.New(), provIndex: map[string]int{}, memo: r.memo, learnedStep: -1}
 		err := fresh.load(context.Background())
 		if errors.Is(err, state.ErrTrimmed) && tries < 5 {
 			continue // trimmed again while reading: another snapshot
@@ -278,7 +278,7 @@ func (r *Router) recordStart(ctx context.Context) error {
 	for range 100 {
 		r.mu.Lock()
 		r.boot = max(r.boot, r.maxBoot) + 1
-		rec := encodeBoot(r.boot, r.epoch.UnixNano())
+		rec := encodeBoot(r.boot, r.epoch.UnixNano(), r.cfg.StepEvery)
 		claims := r.bootClaims(r.boot, hex.EncodeToString(nonce[:]))
 		r.mu.Unlock()
 		status, err := r.commits.submitClaimed(ctx, nil, nil, claims, rec)

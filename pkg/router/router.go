@@ -103,15 +103,18 @@ type Router struct {
 	k        int
 
 	// mu guards the policy, the step clock and the pending decisions.
-	mu        sync.Mutex
-	pol       bandit.Policy
-	steps     int64
-	epoch     time.Time
-	boot      uint64
-	maxBoot   uint64 // the highest boot number another replica recorded (shared stores)
-	pending   map[string]*decision
-	order     *list.List // pending decisions, oldest first
-	providers []int      // provider index per tool index, owned by the policy's layer
+	mu    sync.Mutex
+	pol   bandit.Policy
+	steps int64
+	epoch time.Time
+	// learnedStep is the step unit the loaded state was learned under (snapshot or latest boot
+	// record); -1 when the state predates its recording or is new.
+	learnedStep time.Duration
+	boot        uint64
+	maxBoot     uint64 // the highest boot number another replica recorded (shared stores)
+	pending     map[string]*decision
+	order       *list.List // pending decisions, oldest first
+	providers   []int      // provider index per tool index, owned by the policy's layer
 
 	// catMu serialises catalog changes; view is the current catalog, read without locks.
 	catMu     sync.Mutex
@@ -312,7 +315,7 @@ func New(ctx context.Context, cfg Config) (*Router, error) {
 	for tries := 1; ; tries++ {
 		r = &Router{
 			cfg: cfg, spec: spec, specJSON: string(specJSON), front: cfg.Frontend, store: cfg.Store, shared: shared,
-			clock: cfg.Clock, k: cfg.K, pending: map[string]*decision{}, order: list.New(),
+			clock: cfg.Clock, k: cfg.K, pending: map[string]*decision{}, order: list.New(), learnedStep: -1,
 			provIndex: map[string]int{}, memo: newMemoSimilarity(cfg.Frontend.Similarity()),
 			stopJan: make(chan struct{}), janDone: make(chan struct{}),
 		}

@@ -592,3 +592,46 @@ func TestNoMatchKeepsTheClock(t *testing.T) {
 		t.Errorf("the next decision is at step %d, want 4", next.Step)
 	}
 }
+
+// TestStepUnitIsKeptAcrossRestarts: health masks and half-lives are counted in steps, so a state
+// learned with one step unit is refused under another (selection steps at 3,000 read as 27
+// wall-clock seconds used to bring back masks that had ended), and accepted under the same one.
+func TestStepUnitIsKeptAcrossRestarts(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	r := newRouter(t, openBolt(t, dir), nil)
+	for range 5 {
+		if _, err := r.Select(ctx, "get the weather forecast", router.SelectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Close()
+	tools, _, cal := load(t)
+	front, _ := router.NewLexicalFrontend(128)
+	start := func(every time.Duration) error {
+		store := openBolt(t, dir)
+		defer store.Close()
+		r, err := router.New(ctx, router.Config{Frontend: front, Tools: tools, Calibrator: cal, Store: store, Seed: 5, StepEvery: every})
+		if err == nil {
+			r.Close()
+		}
+		return err
+	}
+	err := start(time.Second)
+	if err == nil || !strings.Contains(err.Error(), "--step 0 (one step per selection)") || !strings.Contains(err.Error(), "--step 1s") {
+		t.Fatalf("selection steps restarted as wall-clock steps: %v", err)
+	}
+	if err := start(0); err != nil {
+		t.Fatalf("same step unit: %v", err)
+	}
+	wall := t.TempDir()
+	r = newRouter(t, openBolt(t, wall), nil, func(c *router.Config) { c.StepEvery = time.Second })
+	r.Close()
+	dir = wall
+	if err := start(time.Minute); err == nil || !strings.Contains(err.Error(), "--step 1s; this start uses --step 1m0s") {
+		t.Fatalf("a changed wall-clock unit: %v", err)
+	}
+	if err := start(time.Second); err != nil {
+		t.Fatalf("same wall-clock unit: %v", err)
+	}
+}
