@@ -126,12 +126,8 @@ func (r *Router) replay(raw []byte, entries *[]*entry, dim int) error {
 			}
 		}
 	case recBoot:
-		boot, epoch := rd.Uvarint(), rd.Varint()
-		stepEvery := time.Duration(-1)
-		if rd.Remaining() > 0 {
-			stepEvery = time.Duration(rd.Varint())
-		}
-		if err := rd.End(); err != nil {
+		boot, epoch, stepEvery, err := decodeBoot(raw[1:])
+		if err != nil {
 			return err
 		}
 		if stepEvery >= 0 {

@@ -209,6 +209,17 @@ func encodeBoot(boot uint64, epoch int64, stepEvery time.Duration) []byte {
 	return w.Bytes()
 }
 
+// decodeBoot reads a boot record after its kind byte; stepEvery is -1 for a record written
+// before the step unit was recorded.
+func decodeBoot(raw []byte) (boot uint64, epoch int64, stepEvery time.Duration, err error) {
+	rd := binenc.NewReader(raw)
+	boot, epoch, stepEvery = rd.Uvarint(), rd.Varint(), -1
+	if rd.Remaining() > 0 {
+		stepEvery = time.Duration(rd.Varint())
+	}
+	return boot, epoch, stepEvery, rd.End()
+}
+
 // snapshotMagic opens the router's snapshot; the version follows. Version 2 adds the
 // calibrator's hubness feature, version 3 the step unit; older snapshots are still read
 // (without them).

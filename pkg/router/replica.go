@@ -201,9 +201,8 @@ func (c *committer) replayLive(raw []byte) error {
 	if len(raw) > 0 && raw[0] == recBoot {
 		// Another replica's start: its boot number is taken, and the clock's origin is the
 		// earliest start's (replicas that started at once settle on one epoch).
-		rd := binenc.NewReader(raw[1:])
-		boot, epoch := rd.Uvarint(), rd.Varint()
-		if err := rd.End(); err != nil {
+		boot, epoch, _, err := decodeBoot(raw[1:])
+		if err != nil {
 			return err
 		}
 		r.maxBoot = max(r.maxBoot, boot)
