@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -277,7 +278,14 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	version := provenance.Current().String()
 	if f.mcp == "stdio" {
 		err := serve.ServeStdio(ctx, r, version, os.Stdin, os.Stdout, log)
-		return errors.Join(err, r.Close())
+		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			err = nil // stopped by a signal, as the HTTP server is: not a failure
+		}
+		cerr := r.Close()
+		if err == nil && cerr == nil {
+			fmt.Fprintln(log, "rated serve: stopped; state saved")
+		}
+		return errors.Join(err, cerr)
 	}
 	srv := serve.New(r, serve.Options{Token: token, MaxBodyBytes: f.maxBody, RateLimit: f.rateLimit, RateBurst: f.rateBurst,
 		MCP: f.mcp == "http", MCPSessionIdle: f.mcpIdle, AllowedHosts: f.allowHosts, Version: version, Registry: reg})

@@ -390,7 +390,8 @@ func (r *Router) PutTools(ctx context.Context, tools []catalog.Tool) (added, upd
 		entries := append([]*entry(nil), view.entries...)
 		added, updated = 0, 0
 		for _, rec := range recs {
-			if rec.e.index < len(view.entries) {
+			// A deleted tool put again is added back (201 through the API), not updated.
+			if rec.e.index < len(view.entries) && !view.entries[rec.e.index].removed {
 				updated++
 			} else {
 				added++

@@ -170,6 +170,13 @@ func TestSelectFeedbackAndTools(t *testing.T) {
 	if code, body := c.do("DELETE", "/v1/tools/other/pdf/pdf_to_text", ""); code != 404 {
 		t.Fatalf("delete twice: %d %v", code, body)
 	}
+	// A deleted tool put again is created again (RFC 9110: 201), not "updated".
+	if code, body := c.do("PUT", "/v1/tools/other/pdf/pdf_to_text", newTool); code != 201 || body["status"] != "created" {
+		t.Fatalf("put after delete: %d %v", code, body)
+	}
+	if code, _ := c.do("DELETE", "/v1/tools/other/pdf/pdf_to_text", ""); code != 204 {
+		t.Fatalf("delete again: %d", code)
+	}
 	if code, body := c.do("GET", "/healthz", ""); code != 200 || body["status"] != "ok" || body["tools"].(float64) != float64(len(fixture.tools)) {
 		t.Fatalf("healthz: %d %v", code, body)
 	}
