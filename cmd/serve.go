@@ -116,7 +116,7 @@ func (f serveFlags) validate() error {
 		{"context-dim", int64(f.contextDim), 1, 0, ""},
 		{"snapshot-every", int64(f.snapshotEvery), 1, 0, ""},
 		{"query-cache", int64(f.cacheSize), 0, 0, " (0: no cache)"},
-		{"decision-log-mb", f.logMB, 1, 0, ""},
+		{"decision-log-mb", f.logMB, 1, 1 << 30, ""}, // MiB: << 20 must not overflow
 		{"decision-log-files", int64(f.logFiles), 0, 0, " (0: all)"},
 		{"rate-burst", int64(f.rateBurst), 0, 0, " (0: one second's worth)"},
 		{"max-body", f.maxBody, 1, 0, ""},
@@ -170,6 +170,9 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	if (f.stateDir == "") == !f.ephemeral {
 		return fmt.Errorf("give --state DIR (durable) or --ephemeral (in memory), not both or neither")
+	}
+	if state.IsRedisURL(f.stateDir) && f.step == 0 {
+		return fmt.Errorf("--state %s needs --step (e.g. 1s): replicas sharing a state count time in wall-clock steps, since each counts only its own selections", f.stateDir)
 	}
 	var tools []catalog.Tool
 	if f.catalog != "" {

@@ -331,7 +331,9 @@ func TestServeRejectsBadNumericFlags(t *testing.T) {
 		{"snapshot-every", "-1", "--snapshot-every = -1: must be at least 1"},
 		{"snapshot-every", "0", "--snapshot-every = 0: must be at least 1"},
 		{"query-cache", "-1", "--query-cache = -1: must be at least 0"},
-		{"decision-log-mb", "0", "--decision-log-mb = 0: must be at least 1"},
+		{"decision-log-mb", "0", "--decision-log-mb = 0: must be between 1 and 1073741824"},
+		// 2^44 MiB shifted to bytes wraps to 0, which used to mean the 64 MiB default.
+		{"decision-log-mb", "17592186044416", "--decision-log-mb = 17592186044416: must be between 1 and 1073741824"},
 		{"decision-log-files", "-1", "--decision-log-files = -1: must be at least 0"},
 		{"step", "-1s", "--step = -1s: must be at least 0"},
 		{"shutdown-grace", "-1s", "--shutdown-grace = -1s: must be at least 0"},
@@ -406,5 +408,18 @@ func TestServeCatalogErrorsNameFileAndLine(t *testing.T) {
 	want := path + ":4: description: contains the control character U+0007"
 	if err == nil || err.Error() != want {
 		t.Fatalf("error %v, want %q", err, want)
+	}
+}
+
+// A Redis state without --step is refused before the encoder is opened or Redis is dialled (the
+// port below has no server: the flag check must come first).
+func TestServeRedisNeedsStepBeforeWork(t *testing.T) {
+	cmd := newRootCmd()
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	cmd.SetArgs([]string{"serve", "--state", "redis://127.0.0.1:1/0", "--retriever", "bm25", "--addr", "127.0.0.1:0"})
+	err := cmd.Execute()
+	if err == nil || !strings.Contains(err.Error(), "--state redis://127.0.0.1:1/0 needs --step") {
+		t.Fatalf("error %v", err)
 	}
 }

@@ -413,7 +413,7 @@ func (r *Router) Select(ctx context.Context, query string, opts SelectOptions) (
 	k := r.k
 	switch {
 	case opts.K < 0 || opts.K > r.k:
-		return nil, inputErr("k", "must be between 1 and %d, got %d", r.k, opts.K)
+		return nil, inputErr("k", "must be between 1 and %d (0: the server's %d), got %d", r.k, r.k, opts.K)
 	case opts.K > 0:
 		k = opts.K
 	}
@@ -468,7 +468,7 @@ func (r *Router) Select(ctx context.Context, query string, opts SelectOptions) (
 		}
 	}
 	if st.attempt == len(found) {
-		return nil, inputErr("exclude", "excludes every candidate of the query")
+		return nil, inputErr("exclude", "excludes every one of the query's %d candidates: the excluded tools count against k, ask for a larger k to fall back", len(found))
 	}
 	// As in the simulator: the attempts the policy's budget leaves for this request.
 	st.remaining = max(1, min(r.spec.AttemptBudget(), len(found))-st.attempt)

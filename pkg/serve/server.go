@@ -564,10 +564,29 @@ type integerJSON int
 func (n *integerJSON) UnmarshalJSON(b []byte) error {
 	var f float64
 	if err := json.Unmarshal(b, &f); err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<31 {
-		return &json.UnmarshalTypeError{Value: "number " + string(b), Type: reflect.TypeFor[int]()}
+		return &json.UnmarshalTypeError{Value: jsonValueKind(b) + " " + string(b), Type: reflect.TypeFor[int]()}
 	}
 	*n = integerJSON(f)
 	return nil
+}
+
+// jsonValueKind names the kind of a JSON value by its first byte, for a wrong-type error.
+func jsonValueKind(b []byte) string {
+	switch b = bytes.TrimSpace(b); {
+	case len(b) == 0:
+		return "value"
+	case b[0] == '"':
+		return "string"
+	case b[0] == '{':
+		return "object"
+	case b[0] == '[':
+		return "array"
+	case b[0] == 't' || b[0] == 'f':
+		return "bool"
+	case b[0] == 'n':
+		return "null"
+	}
+	return "number"
 }
 
 // SelectResponse is the answer of POST /v1/select and of the MCP tool find_tools.

@@ -242,6 +242,15 @@ func TestClientErrorsAre4xxNamingTheField(t *testing.T) {
 			t.Errorf("%s: %d field %q (%v), want %d field %q", tc.name, code, errField(body), body, tc.code, tc.field)
 		}
 	}
+	// The messages name what was sent: a string k is a string, and k's range says what 0 means.
+	for body, want := range map[string]string{
+		`{"query": "weather", "k": "3"}`: `string "3"`,
+		`{"query": "weather", "k": -1}`:  "(0: the server's",
+	} {
+		if _, got := c.do("POST", "/v1/select", body); !strings.Contains(fmt.Sprint(got), want) {
+			t.Errorf("%s: %v, want a message containing %q", body, got, want)
+		}
+	}
 }
 
 func TestTokenAndRateLimit(t *testing.T) {
