@@ -29,6 +29,9 @@ import (
 	"github.com/rated-dev/rated/pkg/retrieve"
 )
 
+// MaxRounds bounds Config.Rounds, the randomisation test's sign assignments per comparison.
+const MaxRounds = 10_000_000
+
 // Config selects what is evaluated and how.
 type Config struct {
 	// Split is the qrels split evaluated (qrels/<Split>.tsv).
@@ -174,6 +177,9 @@ func (c Config) Check() error {
 		return fmt.Errorf("--depth %d: the run depth must be positive", c.Depth)
 	case c.Rounds < 0 || (c.Baseline != "" && c.Rounds < 1):
 		return fmt.Errorf("--rounds %d: the randomisation test against the baseline needs at least 1 round", c.Rounds)
+	case c.Rounds > MaxRounds:
+		// The test runs without a context check: a bound keeps an interrupt within seconds.
+		return fmt.Errorf("--rounds %d: at most %d (p-values resolve to 1e-7 there)", c.Rounds, MaxRounds)
 	}
 	// A cutoff beyond the run depth would be computed on the first Depth tools and mislabelled;
 	// a measure listed twice would be summed into one column twice.

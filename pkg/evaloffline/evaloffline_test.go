@@ -129,6 +129,7 @@ func TestRunErrors(t *testing.T) {
 			c.Depth, c.Measures = 5, []metrics.Measure{{Kind: metrics.RR}, {Kind: metrics.Recall, K: 5}, {Kind: metrics.Recall, K: 50}}
 		}, "--measures Recall@50: cutoff 50 is above --depth 5"},
 		{func(c *Config, _ *bench.Bench) { c.Retrievers = []string{"bm25:k1=x"}; c.Baseline = "" }, `bm25:k1=x: parameter "k1=x"`},
+		{func(c *Config, _ *bench.Bench) { c.Rounds = MaxRounds + 1 }, "--rounds 10000001: at most 10000000"},
 		// Summed into one column twice, MRR came out doubled.
 		{func(c *Config, _ *bench.Bench) {
 			c.Measures = []metrics.Measure{{Kind: metrics.RR}, {Kind: metrics.Recall, K: 5}, {Kind: metrics.RR}}
@@ -312,6 +313,11 @@ func TestRetrieverNamesCheckedBeforeAnyRuns(t *testing.T) {
 		second, want string
 	}{
 		{"bm25:k1=x", `retriever bm25:k1=x: parameter "k1=x"`},
+		// NaN passed v < 0 and scored every query 0; Inf likewise.
+		{"bm25:k1=NaN", `parameter "k1=NaN": want a finite non-negative number`},
+		{"bm25:b=NaN", `parameter "b=NaN": want a finite non-negative number`},
+		{"bm25:eps=Inf", `parameter "eps=Inf": want a finite non-negative number`},
+		{"bm25-en:k1=+Inf", `parameter "k1=+Inf": want a finite non-negative number`},
 		{"bm25-en:eps=0.2", "retriever bm25-en:eps=0.2: parameter eps: the English BM25 has no IDF floor"},
 		{"rrf:bm25+bm25:b=oops", `part "bm25:b=oops": retriever bm25:b=oops: parameter "b=oops"`},
 		{"rrf:bm25+nosuch", `part "nosuch": unknown retriever "nosuch"`},

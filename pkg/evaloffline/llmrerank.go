@@ -55,6 +55,14 @@ func RegisterLLMRerank(reg *Registry, gen synth.Generator, journalPath string, c
 		return err
 	}
 	return reg.SetCheck("llm-rerank:", func(env Env, arg string) error {
+		// Before any retriever runs: llmrerank.New would refuse these only after the first stage
+		// was built (a dense one encodes the whole corpus first).
+		if cfg.Depth < 2 {
+			return fmt.Errorf("--rerank-depth %d: need at least 2 candidates to rerank", cfg.Depth)
+		}
+		if cfg.Concurrency < 1 {
+			return fmt.Errorf("--rerank-concurrency %d: need at least 1 request in flight", cfg.Concurrency)
+		}
 		if err := reg.Check(arg, env); err != nil {
 			return fmt.Errorf("first stage: %w", err)
 		}

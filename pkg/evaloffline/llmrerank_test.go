@@ -17,6 +17,7 @@ import (
 	"github.com/rated-dev/rated/internal/testassets"
 	"github.com/rated-dev/rated/pkg/defaultbench"
 	"github.com/rated-dev/rated/pkg/llmrerank"
+	"github.com/rated-dev/rated/pkg/retrieve"
 	"github.com/rated-dev/rated/pkg/synth"
 )
 
@@ -110,6 +111,39 @@ func TestLLMRerankRowMatchesPytrecEval(t *testing.T) {
 		got, want := res.Systems[1].Mean[res.Measures[mi]], ref[name].Mean[m.TrecEvalName()]
 		if math.Abs(got-want) > 1e-6 {
 			t.Errorf("%s = %v, pytrec_eval %v", res.Measures[mi], got, want)
+		}
+	}
+}
+
+// A rerank depth or concurrency that could never work is refused by the names' check, before
+// any retriever runs (the depth used to be refused only once bm25 had been evaluated).
+func TestLLMRerankSettingsCheckedBeforeAnyRuns(t *testing.T) {
+	for _, c := range []struct {
+		depth, concurrency int
+		want               string
+	}{
+		{0, 1, "--rerank-depth 0: need at least 2"},
+		{1, 1, "--rerank-depth 1: need at least 2"},
+		{20, 0, "--rerank-concurrency 0: need at least 1"},
+	} {
+		reg := NewLexicalRegistry()
+		built := 0
+		if err := reg.Register("spy", "counts its builds", func(env Env, _ string) (retrieve.Retriever, error) {
+			built++
+			return retrieve.NewBM25(env.Bench.Corpus, retrieve.DefaultBM25Params()), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		rc := llmrerank.DefaultConfig()
+		rc.Depth, rc.Concurrency = c.depth, c.concurrency
+		if err := RegisterLLMRerank(reg, reversingLLM(t), filepath.Join(t.TempDir(), "j.jsonl"), rc); err != nil {
+			t.Fatal(err)
+		}
+		cfg := DefaultConfig()
+		cfg.Retrievers, cfg.Baseline = []string{"spy", "llm-rerank:bm25"}, ""
+		_, err := Run(Env{Ctx: context.Background(), Bench: tinyBench()}, "tiny", reg, cfg)
+		if err == nil || !strings.Contains(err.Error(), c.want) || built != 0 {
+			t.Errorf("depth %d concurrency %d: %v after %d builds, want %q before any", c.depth, c.concurrency, err, built, c.want)
 		}
 	}
 }

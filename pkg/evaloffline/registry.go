@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -194,8 +195,8 @@ func parseBM25Params(arg string) (retrieve.BM25Params, error) {
 			return p, fmt.Errorf("parameter %q: want key=value", kv)
 		}
 		v, err := strconv.ParseFloat(val, 64)
-		if err != nil || v < 0 {
-			return p, fmt.Errorf("parameter %q: want a non-negative number", kv)
+		if err != nil || !(v >= 0) || math.IsInf(v, 0) { // NaN fails v >= 0
+			return p, fmt.Errorf("parameter %q: want a finite non-negative number", kv)
 		}
 		switch key {
 		case "k1":
