@@ -303,12 +303,7 @@ func TestRetrieverNamesCheckedBeforeAnyRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	built := 0
-	if err := reg.Register("spy", "counts its builds", func(env Env, _ string) (retrieve.Retriever, error) {
-		built++
-		return retrieve.NewBM25(env.Bench.Corpus, retrieve.DefaultBM25Params()), nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	registerSpy(t, reg, &built)
 	for _, c := range []struct {
 		second, want string
 	}{
@@ -350,5 +345,16 @@ func TestJoinParameters(t *testing.T) {
 	cfg.Retrievers, cfg.Baseline = []string{"dense:col/x/y", "dense:col/x_y"}, ""
 	if _, err := Run(Env{Bench: tinyBench()}, "tiny", reg, cfg); err == nil || !strings.Contains(err.Error(), "would both write runs/dense_col_x_y.trec") {
 		t.Errorf("two names, one run file: %v", err)
+	}
+}
+
+// registerSpy adds the retriever "spy", a BM25 that counts its builds in *built.
+func registerSpy(t *testing.T, reg *Registry, built *int) {
+	t.Helper()
+	if err := reg.Register("spy", "counts its builds", func(env Env, _ string) (retrieve.Retriever, error) {
+		*built++
+		return retrieve.NewBM25(env.Bench.Corpus, retrieve.DefaultBM25Params()), nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }

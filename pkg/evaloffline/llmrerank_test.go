@@ -17,7 +17,6 @@ import (
 	"github.com/rated-dev/rated/internal/testassets"
 	"github.com/rated-dev/rated/pkg/defaultbench"
 	"github.com/rated-dev/rated/pkg/llmrerank"
-	"github.com/rated-dev/rated/pkg/retrieve"
 	"github.com/rated-dev/rated/pkg/synth"
 )
 
@@ -128,12 +127,7 @@ func TestLLMRerankSettingsCheckedBeforeAnyRuns(t *testing.T) {
 	} {
 		reg := NewLexicalRegistry()
 		built := 0
-		if err := reg.Register("spy", "counts its builds", func(env Env, _ string) (retrieve.Retriever, error) {
-			built++
-			return retrieve.NewBM25(env.Bench.Corpus, retrieve.DefaultBM25Params()), nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+		registerSpy(t, reg, &built)
 		rc := llmrerank.DefaultConfig()
 		rc.Depth, rc.Concurrency = c.depth, c.concurrency
 		if err := RegisterLLMRerank(reg, reversingLLM(t), filepath.Join(t.TempDir(), "j.jsonl"), rc); err != nil {
