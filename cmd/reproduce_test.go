@@ -112,6 +112,12 @@ func TestReproduceRefusesBadFlagsBeforeWork(t *testing.T) {
 			t.Errorf("%v: --out exists after a refused run (%v)", c.args, err)
 		}
 	}
+	// An expected file written inside --out was deleted by the next run, which replaces --out.
+	out := filepath.Join(t.TempDir(), "out")
+	update := filepath.Join(out, "table1", "expected.json")
+	if _, _, err := runRated("reproduce", "--tables", "1", "--out", out, "--update", update); err == nil || !strings.Contains(err.Error(), "--update "+update+" is inside --out") {
+		t.Errorf("--update inside --out: %v", err)
+	}
 }
 
 // An expected file with a misspelt key is refused naming it; one whose tables hold no cell for
