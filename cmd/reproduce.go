@@ -234,9 +234,12 @@ func checkReproduceFlags(rb reproBench, benchName string, tables []int, latencyQ
 	if len(tables) == 0 {
 		return errors.New("--tables: no table given: want 1, 2 or 3")
 	}
-	for _, n := range tables {
+	for i, n := range tables {
 		if n < 1 || n > 3 {
 			return fmt.Errorf("--tables %d: want 1, 2 or 3", n)
+		}
+		if slices.Contains(tables[:i], n) { // each of its cells would be counted twice
+			return fmt.Errorf("--tables %d: listed twice", n)
 		}
 	}
 	if slices.Contains(tables, 3) && !slices.Contains(rb.tables, 3) {

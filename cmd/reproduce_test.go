@@ -98,6 +98,7 @@ func TestReproduceRefusesBadFlagsBeforeWork(t *testing.T) {
 		{[]string{"--tables", "4"}, "--tables 4: want 1, 2 or 3"},
 		{[]string{"--tables", "0,5"}, "--tables 0: want 1, 2 or 3"},
 		{[]string{"--tables", "1,2,5"}, "--tables 5: want 1, 2 or 3"},
+		{[]string{"--tables", "1,1"}, "--tables 1: listed twice"},
 		{[]string{"--latency-queries", "0"}, "--latency-queries 0: must be at least 1"},
 		{[]string{"--tables", "3", "--latency-queries", "-2"}, "--latency-queries -2: must be at least 1"},
 		{[]string{"--sizes", "5000,0"}, "--sizes 0: a catalog size must be positive"},
