@@ -67,12 +67,8 @@ and commit.`,
 				return fmt.Errorf("--sweep: the configuration has no sweep section (see configs/sweep-reliability.yaml, configs/sweep-relevance.yaml or configs/sweep-prototypes.yaml)")
 			}
 			if decisionLog != "" {
-				inside, err := outdir.Holds(outDir, decisionLog)
-				if err != nil {
+				if err := refuseInside(outDir, "decision-log", decisionLog); err != nil {
 					return err
-				}
-				if inside {
-					return fmt.Errorf("--decision-log %s lies inside --out %s, which is replaced as a whole when the run ends: choose a directory outside it", decisionLog, outDir)
 				}
 				// eval dynamic does not resume: the logs of an earlier run would be appended to
 				// (eval replay then refuses decision ids that appear twice, or pools two runs).

@@ -58,6 +58,19 @@ func modelInterpolateOutput() outdir.Options {
 // input is a folder a command reads, named by its flag.
 type input struct{ flag, dir string }
 
+// refuseInside refuses a file or folder that a command writes beside its output set (named by
+// its flag) when it lies inside --out: the set replaces --out as a whole, so it would be lost.
+func refuseInside(out, flag, path string) error {
+	inside, err := outdir.Holds(out, path)
+	if err != nil {
+		return err
+	}
+	if inside {
+		return fmt.Errorf("--%s %s is inside --out %s, which is replaced as a whole when the run ends: choose a path outside it", flag, path, out)
+	}
+	return nil
+}
+
 // refuseOverlap refuses --out when it holds one of the inputs or lies inside one: the set
 // replaces --out as a whole, so the input would be lost or read half-replaced.
 func refuseOverlap(out string, inputs ...input) error {

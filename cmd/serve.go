@@ -284,11 +284,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 			err = nil // stopped by a signal, as the HTTP server is: not a failure
 		}
-		cerr := r.Close()
-		if err == nil && cerr == nil {
-			fmt.Fprintln(log, "rated serve: stopped; state saved")
-		}
-		return errors.Join(err, cerr)
+		return closeServed(log, r, err)
 	}
 	srv := serve.New(r, serve.Options{Token: token, MaxBodyBytes: f.maxBody, RateLimit: f.rateLimit, RateBurst: f.rateBurst,
 		MCP: f.mcp == "http", MCPSessionIdle: f.mcpIdle, AllowedHosts: f.allowHosts, Version: version, Registry: reg})
@@ -302,6 +298,11 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		fmt.Fprintf(log, "rated serve: warning: --shutdown-grace %s: %v\n", f.grace, err)
 		err = nil
 	}
+	return closeServed(log, r, err)
+}
+
+// closeServed saves the router's state after serving ended with err, saying so when both went well.
+func closeServed(log io.Writer, r *router.Router, err error) error {
 	cerr := r.Close()
 	if err == nil && cerr == nil {
 		fmt.Fprintln(log, "rated serve: stopped; state saved")
