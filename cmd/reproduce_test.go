@@ -42,6 +42,38 @@ func TestReproduceTable1(t *testing.T) {
 	}
 }
 
+// Every expected table is accounted for: one not asked for is an [INFO] line naming it, one of
+// an asked-for table number that this benchmark does not produce (table1-real of the default)
+// is MISSING cell by cell, and an expected table without any cell is MISSING as a whole.
+func TestReproduceAccountsForEveryExpectedTable(t *testing.T) {
+	t.Setenv("RATED_ASSETS", t.TempDir())
+	dir := t.TempDir()
+	expected := filepath.Join(dir, "expected.json")
+	if err := os.WriteFile(expected, []byte(`{"tables": {
+		"table1": {"tolerance": 0.001, "retrievers": ["tfidf", "bm25"], "rows": {"BM25": {"p t-test (MRR)": "(baseline)"}}},
+		"table1-real": {"tolerance": 0.001, "rows": {"BM25": {"MRR": "0.165"}}},
+		"table3": {"tolerance": 0, "informational": true, "rows": {"Encoder only": {"Mean (ms)": "1.0"}}}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, err := runRated("reproduce", "--tables", "1", "--expected", expected, "--out", filepath.Join(dir, "out"))
+	if err == nil {
+		t.Fatalf("an expected table that was not produced passed:\n%s", stdout)
+	}
+	for _, want := range []string{"[OK] table1 | BM25 | p t-test (MRR): (baseline)", "[MISSING] table1-real | BM25 | MRR: expected 0.165, not produced",
+		"[INFO] table3: not regenerated (--tables 1), its expected cells are not checked", "1 OK, 0 FAIL, 1 MISSING"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s\nstderr:\n%s", want, stdout, stderr)
+		}
+	}
+	if err := os.WriteFile(expected, []byte(`{"tables": {"table1": {"tolerance": 0.001, "retrievers": ["tfidf", "bm25"], "rows": {}}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _, err = runRated("reproduce", "--tables", "1", "--expected", expected, "--out", filepath.Join(dir, "out"))
+	if err == nil || !strings.Contains(stdout, "[MISSING] table1: the expected values hold no cell for this table") {
+		t.Errorf("an expected table without cells: %v\n%s", err, stdout)
+	}
+}
+
 // The shipped expected values (pkg/reproduce/expected/default.json) must still reproduce:
 // Tables 1 and 2 on the embedded default with the installed encoders. A change that moves a
 // published figure fails here until the expected file is regenerated and the diff reviewed.

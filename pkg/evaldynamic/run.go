@@ -159,6 +159,7 @@ func Table2(cfg *Config, rows []sim.Row, info WorldInfo) *report.Table {
 	multi := len(cfg.Protocols) > 1
 	if multi {
 		t.Columns = append(t.Columns, "Feedback")
+		t.KeyColumns = 2
 	}
 	t.Columns = append(t.Columns, "Method")
 	for _, sc := range cfg.Scenarios {

@@ -309,12 +309,28 @@ func Run(env Env, benchName string, reg *Registry, cfg Config) (*Result, error) 
 		fmt.Fprintf(env.Log, "eval offline: %s (%s): %s %.3f, %d empty runs\n", name, sys.Label,
 			res.Measures[0], sys.Mean[res.Measures[0]], sys.EmptyRuns)
 	}
+	labelApart(res.Systems)
 	if cfg.Baseline != "" {
 		if err := addTests(res, cfg); err != nil {
 			return nil, err
 		}
 	}
 	return res, nil
+}
+
+// labelApart adds the registry name to every label that two systems share: bm25:eps=0.1 and
+// bm25:eps=0.5 are both "BM25 (k1=1.5, b=0.75)" (the label omits epsilon), and a table's rows
+// are told apart by label.
+func labelApart(systems []System) {
+	count := map[string]int{}
+	for _, s := range systems {
+		count[s.Label]++
+	}
+	for i, s := range systems {
+		if count[s.Label] > 1 {
+			systems[i].Label = s.Label + " [" + s.Name + "]"
+		}
+	}
 }
 
 // evaluateOne builds, runs and scores one retriever.

@@ -358,3 +358,23 @@ func registerSpy(t *testing.T, reg *Registry, built *int) {
 		t.Fatal(err)
 	}
 }
+
+// Two retrievers of one display name (the BM25 label omits epsilon) get their registry names
+// added, so Table 1's rows stay apart; a label of its own is left as it is.
+func TestSharedLabelsAreToldApart(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Retrievers = []string{"tfidf", "bm25:eps=0.1", "bm25:eps=0.5"}
+	cfg.Baseline = "tfidf"
+	res, err := Run(Env{Bench: tinyBench()}, "tiny", NewLexicalRegistry(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, r := range Table(res).Rows {
+		rows = append(rows, r[0])
+	}
+	want := []string{"TF-IDF", "BM25 (k1=1.5, b=0.75) [bm25:eps=0.1]", "BM25 (k1=1.5, b=0.75) [bm25:eps=0.5]"}
+	if !slices.Equal(rows[:3], want) {
+		t.Errorf("rows %q, want %q first", rows, want)
+	}
+}

@@ -19,6 +19,18 @@ type Table struct {
 	Columns []string
 	Rows    [][]string
 	Notes   []string
+	// KeyColumns is how many leading columns together name a row (0 counts as 1): Table 2 with
+	// several feedback protocols repeats each method once per protocol, so its rows are named by
+	// protocol and method.
+	KeyColumns int
+}
+
+// Keys is the number of leading columns that name a row: KeyColumns, at least 1.
+func (t *Table) Keys() int { return max(1, t.KeyColumns) }
+
+// RowKey names row r by its key columns joined with " / " ("execution / RATED (Full)").
+func (t *Table) RowKey(r []string) string {
+	return strings.Join(r[:min(len(r), t.Keys())], " / ")
 }
 
 // Markdown renders the table as GitHub-flavoured Markdown with aligned columns.

@@ -111,20 +111,36 @@ func (e *Expected) Write(path string) error {
 	return atomicfile.WriteBytes(path, append(raw, '\n'))
 }
 
-// Cells indexes a table's cells by row label (first column) and column name.
-func Cells(t *report.Table) map[string]map[string]string {
-	out := map[string]map[string]string{}
+// Cells indexes a table's cells by row name (its key columns, report.Table.RowKey) and column
+// name. Two rows of one name are an error: a check of that name would see only one of them.
+func Cells(t *report.Table) (map[string]map[string]string, error) {
+	cells, dups := index(t)
+	if len(dups) > 0 {
+		names := slices.Sorted(maps.Keys(dups))
+		return nil, fmt.Errorf("row %q appears %d times: rows of one name cannot be told apart", names[0], dups[names[0]])
+	}
+	return cells, nil
+}
+
+// index is Cells without the refusal: dups counts the rows of every name that occurs more than once.
+func index(t *report.Table) (cells map[string]map[string]string, dups map[string]int) {
+	cells, dups = map[string]map[string]string{}, map[string]int{}
+	count := map[string]int{}
 	for _, r := range t.Rows {
 		if len(r) == 0 {
 			continue
 		}
+		key := t.RowKey(r)
+		if count[key]++; count[key] > 1 {
+			dups[key] = count[key]
+		}
 		row := map[string]string{}
-		for i := 1; i < len(r) && i < len(t.Columns); i++ {
+		for i := t.Keys(); i < len(r) && i < len(t.Columns); i++ {
 			row[t.Columns[i]] = r[i]
 		}
-		out[r[0]] = row
+		cells[key] = row
 	}
-	return out
+	return cells, dups
 }
 
 // Status is the outcome of one cell.
@@ -147,20 +163,34 @@ type Line struct {
 	Expected string
 	Got      string
 	Diff     float64 // got - expected, for numeric cells; NaN otherwise
+	// Note says why a line failed when the values alone do not (a changed significance mark, a
+	// row name that appears twice, a table with no expected cell).
+	Note string
 }
 
 // String prints the line as "[OK] table1 | BM25 | MRR: 0.457" or with the difference.
 func (l Line) String() string {
+	if l.Row == "" && l.Column == "" { // a line about the whole table
+		return fmt.Sprintf("[%s] %s: %s", l.Status, l.Table, l.Note)
+	}
 	where := fmt.Sprintf("%s | %s | %s", l.Table, l.Row, l.Column)
+	var s string
 	switch {
 	case l.Status == OK:
 		return fmt.Sprintf("[OK] %s: %s", where, l.Got)
 	case l.Status == Missing:
-		return fmt.Sprintf("[MISSING] %s: expected %s, not produced", where, l.Expected)
+		s = fmt.Sprintf("[MISSING] %s: expected %s, not produced", where, l.Expected)
+	case l.Got == "" && l.Note != "":
+		s = fmt.Sprintf("[%s] %s: expected %s", l.Status, where, l.Expected)
 	case !math.IsNaN(l.Diff):
-		return fmt.Sprintf("[%s] %s: expected %s, got %s (%+.4g)", l.Status, where, l.Expected, l.Got, l.Diff)
+		s = fmt.Sprintf("[%s] %s: expected %s, got %s (%+.4g)", l.Status, where, l.Expected, l.Got, l.Diff)
+	default:
+		s = fmt.Sprintf("[%s] %s: expected %q, got %q", l.Status, where, l.Expected, l.Got)
 	}
-	return fmt.Sprintf("[%s] %s: expected %q, got %q", l.Status, where, l.Expected, l.Got)
+	if l.Note != "" {
+		s += ": " + l.Note
+	}
+	return s
 }
 
 // number parses a table cell as a number: "0.457", "0.477*", "83.4%", "83.4 ± 0.3%" (the value
@@ -176,12 +206,45 @@ func number(cell string) (float64, bool) {
 	return v, err == nil
 }
 
+// marks returns a numeric cell's significance and bound marks: the comparison before the number
+// ("<" of "<0.001") and the marks after it ("*" above the baseline, "†" below). Two cells within
+// tolerance still differ when these do: "0.305*" and "0.305" make different claims.
+func marks(cell string) string {
+	s := strings.TrimSpace(cell)
+	rest := strings.TrimLeft(s, "<>≤≥")
+	before := s[:len(s)-len(rest)]
+	rest = strings.TrimRight(strings.TrimSpace(rest), "%")
+	body := strings.TrimRight(rest, "*†")
+	return before + "…" + rest[len(body):]
+}
+
+// describeMarks names a marks value for a message: "none", or the marks around "…".
+func describeMarks(m string) string {
+	if m == "…" {
+		return "none"
+	}
+	return strconv.Quote(m)
+}
+
 // Compare checks every expected cell of table name against got (nil when the table was not
-// produced). Rows and columns present in got but not expected are ignored.
+// produced). Rows and columns present in got but not expected are ignored. A numeric cell
+// matches when it is within the tolerance and carries the same significance marks; an expected
+// row whose name appears twice in got fails, and so does an expected table without any cell.
 func Compare(name string, exp ExpectedTable, got *report.Table) []Line {
+	status := func(s Status) Status {
+		if exp.Informational && s != OK {
+			return Info
+		}
+		return s
+	}
+	if len(exp.Rows) == 0 {
+		return []Line{{Status: status(Missing), Table: name, Diff: math.NaN(),
+			Note: "the expected values hold no cell for this table: nothing of it would be checked (rated reproduce --update FILE writes them)"}}
+	}
 	var cells map[string]map[string]string
+	var dups map[string]int
 	if got != nil {
-		cells = Cells(got)
+		cells, dups = index(got)
 	}
 	var out []Line
 	for _, row := range slices.Sorted(maps.Keys(exp.Rows)) {
@@ -190,6 +253,9 @@ func Compare(name string, exp ExpectedTable, got *report.Table) []Line {
 			l := Line{Table: name, Row: row, Column: col, Expected: want, Diff: math.NaN()}
 			have, ok := cells[row][col]
 			switch {
+			case dups[row] > 0:
+				l.Status = Fail
+				l.Note = fmt.Sprintf("row %q appears %d times in the regenerated table: its cells cannot be told apart", row, dups[row])
 			case !ok:
 				l.Status = Missing
 			default:
@@ -199,10 +265,14 @@ func Compare(name string, exp ExpectedTable, got *report.Table) []Line {
 				switch {
 				case wok && hok:
 					l.Diff = hv - wv
-					if math.Abs(l.Diff) <= exp.Tolerance+1e-12 {
-						l.Status = OK
-					} else {
+					switch {
+					case math.Abs(l.Diff) > exp.Tolerance+1e-12:
 						l.Status = Fail
+					case marks(want) != marks(have):
+						l.Status = Fail
+						l.Note = fmt.Sprintf("marks differ: expected %s, got %s", describeMarks(marks(want)), describeMarks(marks(have)))
+					default:
+						l.Status = OK
 					}
 				case strings.TrimSpace(want) == strings.TrimSpace(have):
 					l.Status = OK
@@ -210,18 +280,21 @@ func Compare(name string, exp ExpectedTable, got *report.Table) []Line {
 					l.Status = Fail
 				}
 			}
-			if exp.Informational && l.Status != OK {
-				l.Status = Info
-			}
+			l.Status = status(l.Status)
 			out = append(out, l)
 		}
 	}
 	return out
 }
 
-// Snapshot turns a produced table into expected values with the given tolerance.
-func Snapshot(t *report.Table, tolerance float64, informational bool) ExpectedTable {
-	return ExpectedTable{Tolerance: tolerance, Informational: informational, Rows: Cells(t)}
+// Snapshot turns a produced table into expected values with the given tolerance; a table with
+// two rows of one name is refused (Cells).
+func Snapshot(t *report.Table, tolerance float64, informational bool) (ExpectedTable, error) {
+	rows, err := Cells(t)
+	if err != nil {
+		return ExpectedTable{}, err
+	}
+	return ExpectedTable{Tolerance: tolerance, Informational: informational, Rows: rows}, nil
 }
 
 // Summarize prints every line and a closing count, and reports whether every non-informational

@@ -72,7 +72,11 @@ func TestCompare(t *testing.T) {
 
 func TestSnapshotRoundTrip(t *testing.T) {
 	tab := &report.Table{Columns: []string{"Policy", "SR"}, Rows: [][]string{{"RATED (Full)", "83.4 ± 0.3%"}, {"Static", "70.0 ± 1.0%"}}}
-	e := &Expected{About: "test", Tables: map[string]ExpectedTable{"table2": Snapshot(tab, 0.005, false)}}
+	snap, err := Snapshot(tab, 0.005, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Expected{About: "test", Tables: map[string]ExpectedTable{"table2": snap}}
 	path := filepath.Join(t.TempDir(), "expected.json")
 	if err := e.Write(path); err != nil {
 		t.Fatal(err)
@@ -132,5 +136,61 @@ func TestSummarizeNothingCompared(t *testing.T) {
 	}
 	if Summarize(&buf, Compare("table1", ExpectedTable{Rows: map[string]map[string]string{}}, &report.Table{Columns: []string{"R", "MRR"}, Rows: [][]string{{"BM25", "0.5"}}})) {
 		t.Error("an expected table without rows passed")
+	}
+}
+
+// An expected table without any cell is one MISSING line naming the table, not silence.
+func TestCompareEmptyExpectedTable(t *testing.T) {
+	lines := Compare("table2", ExpectedTable{Tolerance: 0.1, Rows: map[string]map[string]string{}}, &report.Table{Columns: []string{"Method", "SR"}, Rows: [][]string{{"Static", "40.0%"}}})
+	if len(lines) != 1 || lines[0].Status != Missing || !strings.HasPrefix(lines[0].String(), "[MISSING] table2: the expected values hold no cell") {
+		t.Errorf("lines %v", lines)
+	}
+}
+
+// A significance or bound mark that appears, vanishes or flips fails the cell even when the
+// number is within tolerance: "0.305*" claims a significant gain, "0.305" does not.
+func TestCompareMarks(t *testing.T) {
+	cases := []struct {
+		want, got string
+		status    Status
+		note      string
+	}{
+		{"0.305*", "0.3052*", OK, ""},
+		{"0.305*", "0.305", Fail, `marks differ: expected "…*", got none`},
+		{"0.305", "0.305†", Fail, `marks differ: expected none, got "…†"`},
+		{"0.305*", "0.305†", Fail, `marks differ: expected "…*", got "…†"`},
+		{"<0.001", "0.001", Fail, `marks differ: expected "<…", got none`},
+		{"<0.001", "<0.001", OK, ""},
+		{"83.4 ± 0.3%", "83.5 ± 0.4%", OK, ""},
+	}
+	for _, c := range cases {
+		got := &report.Table{Columns: []string{"Retriever", "MRR"}, Rows: [][]string{{"BM25", c.got}}}
+		lines := Compare("table1", ExpectedTable{Tolerance: 0.1, Rows: map[string]map[string]string{"BM25": {"MRR": c.want}}}, got)
+		if len(lines) != 1 || lines[0].Status != c.status || lines[0].Note != c.note {
+			t.Errorf("expected %q, got %q: %+v; want %s %q", c.want, c.got, lines, c.status, c.note)
+		}
+	}
+}
+
+// Two regenerated rows of one name cannot be checked: each expected cell of that row fails with
+// the reason, Cells and Snapshot refuse the table, and rows named by two key columns are apart.
+func TestDuplicateRowNames(t *testing.T) {
+	dup := &report.Table{Columns: []string{"Retriever", "MRR"}, Rows: [][]string{{"BM25", "0.500"}, {"TF-IDF", "0.4"}, {"BM25", "0.300"}}}
+	lines := Compare("table1", ExpectedTable{Tolerance: 0.001, Rows: map[string]map[string]string{"BM25": {"MRR": "0.500"}, "TF-IDF": {"MRR": "0.4"}}}, dup)
+	if len(lines) != 2 || lines[0].Status != Fail || lines[1].Status != OK ||
+		lines[0].String() != `[FAIL] table1 | BM25 | MRR: expected 0.500: row "BM25" appears 2 times in the regenerated table: its cells cannot be told apart` {
+		t.Errorf("lines %v", lines)
+	}
+	if _, err := Cells(dup); err == nil || err.Error() != `row "BM25" appears 2 times: rows of one name cannot be told apart` {
+		t.Errorf("Cells: %v", err)
+	}
+	if _, err := Snapshot(dup, 0.001, false); err == nil {
+		t.Error("Snapshot took a table with two rows of one name")
+	}
+	keyed := &report.Table{KeyColumns: 2, Columns: []string{"Feedback", "Method", "SR"}, Rows: [][]string{
+		{"execution", "Static", "40.0%"}, {"task", "Static", "41.0%"}}}
+	cells, err := Cells(keyed)
+	if err != nil || len(cells) != 2 || cells["execution / Static"]["SR"] != "40.0%" || cells["task / Static"]["SR"] != "41.0%" || len(cells["task / Static"]) != 1 {
+		t.Errorf("keyed cells %v, %v", cells, err)
 	}
 }
