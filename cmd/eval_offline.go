@@ -184,7 +184,7 @@ OpenAI-compatible endpoint: dense:openai:http://127.0.0.1:8080/v1#MODEL.`,
 	f.StringSliceVar(&retrievers, "retrievers", def.Retrievers, "retrievers to evaluate, in table order, e.g. tfidf,bm25,dense:bge-small-en-v1.5 (see --list)")
 	f.StringVar(&baseline, "baseline", def.Baseline, `retriever the others are tested against ("" for no tests)`)
 	f.IntVar(&depth, "depth", def.Depth, "tools retrieved per query (run depth; MRR is computed within it)")
-	f.StringSliceVar(&measures, "measures", defMeasures, "measures, in column order: MRR, MRR@k, Recall@k, Hit@k, nDCG@k")
+	f.StringSliceVar(&measures, "measures", defMeasures, "measures, in column order: MRR, MRR@k, Recall@k, Hit@k, nDCG@k, MAP, MAP@k, P@k (ir_measures names RR, R@k, Success@k, AP too)")
 	f.IntVar(&rounds, "rounds", def.Rounds, "sign assignments of the randomisation test")
 	f.Uint64Var(&seed, "seed", def.Seed, "seed of the randomisation test")
 	enc.register(f)

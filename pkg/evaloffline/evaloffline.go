@@ -291,9 +291,12 @@ func Run(env Env, benchName string, reg *Registry, cfg Config) (*Result, error) 
 	if len(res.Queries) == 0 {
 		return nil, fmt.Errorf("split %q: no query has a relevant tool in qrels/%s.tsv", cfg.Split, cfg.Split)
 	}
-	if cfg.Sample > 0 && cfg.Sample < len(res.Queries) {
+	switch {
+	case cfg.Sample > 0 && cfg.Sample < len(res.Queries):
 		res.SampledFrom = len(res.Queries)
 		res.Queries, texts = sample(res.Queries, texts, cfg.Sample, cfg.Seed)
+	case cfg.Sample > 0:
+		fmt.Fprintf(env.Log, "eval offline: a sample of %d is not smaller than the %d queries with a relevant tool: every query is evaluated\n", cfg.Sample, len(res.Queries))
 	}
 	fmt.Fprintf(env.Log, "eval offline: %s, split %s: %d queries with a relevant tool (%d without, not evaluated), %d tools\n",
 		benchName, cfg.Split, len(res.Queries), len(res.NoRelevant), len(b.Corpus))

@@ -378,3 +378,41 @@ func TestSharedLabelsAreToldApart(t *testing.T) {
 		t.Errorf("rows %q, want %q first", rows, want)
 	}
 }
+
+// The notes define exactly the measures of the table: a Recall-only table says nothing of
+// nDCG or MAP, and MRR and MAP name the ranks they count.
+func TestMeasureNotes(t *testing.T) {
+	notes := strings.Join(measureNotes([]metrics.Measure{{Kind: metrics.Recall, K: 5}, {Kind: metrics.Recall, K: 10}}, 100), "\n")
+	if notes != "Recall@5, Recall@10: fraction of the query's relevant tools found in the top k (trec_eval recall.k)." {
+		t.Errorf("Recall-only notes: %q", notes)
+	}
+	notes = strings.Join(measureNotes([]metrics.Measure{{Kind: metrics.RR}, {Kind: metrics.AP, K: 10}, {Kind: metrics.Precision, K: 5}, {Kind: metrics.RR, K: 10}}, 50), "\n")
+	for _, want := range []string{"MRR, MRR@10: mean reciprocal rank of the first relevant tool within the top 50, or the top k for MRR@k",
+		"MAP@10: mean over queries of the average precision", "averaged over all the query's relevant tools, within the top k (trec_eval",
+		"P@5: relevant tools in the top k divided by k"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+	if strings.Contains(notes, "nDCG") || strings.Contains(notes, "Hit") {
+		t.Errorf("notes describe measures not in the table:\n%s", notes)
+	}
+}
+
+// A sample no smaller than the split evaluates every query and says so; a smaller one draws it.
+func TestSampleOfWholeSplit(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Sample = 10
+	var log strings.Builder
+	res, err := Run(Env{Bench: tinyBench(), Log: &log}, "tiny", NewLexicalRegistry(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Queries) != 3 || res.SampledFrom != 0 || !strings.Contains(log.String(), "a sample of 10 is not smaller than the 3 queries with a relevant tool: every query is evaluated") {
+		t.Errorf("queries %v, sampled from %d, log:\n%s", res.Queries, res.SampledFrom, log.String())
+	}
+	cfg.Sample = 2
+	if res, err = Run(Env{Bench: tinyBench()}, "tiny", NewLexicalRegistry(), cfg); err != nil || len(res.Queries) != 2 || res.SampledFrom != 3 {
+		t.Errorf("a sample of 2 of 3: %v, %v", res, err)
+	}
+}

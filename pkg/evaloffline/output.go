@@ -137,28 +137,13 @@ func Table(res *Result) *report.Table {
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	var recall, hit []string
-	for _, m := range res.measures {
-		switch m.Kind {
-		case metrics.Recall:
-			recall = append(recall, m.String())
-		case metrics.Hit:
-			hit = append(hit, m.String())
-		}
-	}
 	t.Notes = append(t.Notes, fmt.Sprintf("Queries: the %d queries of qrels/%s.tsv with at least one relevant tool (grade > 0). %d queries whose qrels list no relevant tool are not evaluated (they would score 0 for every retriever); queries absent from qrels/%s.tsv belong to other splits.",
 		len(res.Queries), res.Split, len(res.NoRelevant), res.Split))
 	if res.SampledFrom > 0 {
 		t.Notes[len(t.Notes)-1] = fmt.Sprintf("Queries: a sample of %d (seed %d) of the %d queries of qrels/%s.tsv with at least one relevant tool (grade > 0), listed in table1.json. %d queries whose qrels list no relevant tool are not evaluated.",
 			len(res.Queries), res.Seed, res.SampledFrom, res.Split, len(res.NoRelevant))
 	}
-	if len(recall) > 0 {
-		t.Notes = append(t.Notes, strings.Join(recall, ", ")+": fraction of the query's relevant tools found in the top k (trec_eval recall.k).")
-	}
-	if len(hit) > 0 {
-		t.Notes = append(t.Notes, strings.Join(hit, ", ")+": 1 if at least one relevant tool is in the top k, else 0 (trec_eval success.k); equal to Recall@k when a query has exactly one relevant tool, as in the paper.")
-	}
-	t.Notes = append(t.Notes, fmt.Sprintf("MRR: mean reciprocal rank of the first relevant tool within the top %d (0 when none is retrieved). nDCG: graded relevance as gain, log2(rank+1) discount (trec_eval ndcg_cut.k). MAP: mean over queries of the average precision (precision at the rank of each relevant tool, 0 for those not retrieved, averaged over all the query's relevant tools; trec_eval map). P@k: relevant tools in the top k divided by k.", res.Depth))
+	t.Notes = append(t.Notes, measureNotes(res.measures, res.Depth)...)
 	var names []string
 	for i, m := range res.Measures {
 		if res.IRMeasures[i] != m {
@@ -204,6 +189,54 @@ func Table(res *Result) *report.Table {
 	}
 	t.Notes = append(t.Notes, fmt.Sprintf("Rankings are those of runs/<retriever>.trec read by trec_eval (score descending, ties by tool id descending); check with: trec_eval -c %s %s runs/<retriever>.trec", TrecEvalArgs(res.measures), QrelsFileName(res.Split)))
 	return t
+}
+
+// measureNotes defines the table's measures, one note per family present, in the order the
+// families first appear.
+func measureNotes(measures []metrics.Measure, depth int) []string {
+	names := map[metrics.Kind][]string{}
+	cut, whole := map[metrics.Kind]bool{}, map[metrics.Kind]bool{}
+	var order []metrics.Kind
+	for _, m := range measures {
+		if names[m.Kind] == nil {
+			order = append(order, m.Kind)
+		}
+		names[m.Kind] = append(names[m.Kind], m.String())
+		cut[m.Kind] = cut[m.Kind] || m.K > 0
+		whole[m.Kind] = whole[m.Kind] || m.K == 0
+	}
+	// within says which ranks MRR and MAP count: the run's depth, the cutoff k, or both.
+	within := func(k metrics.Kind, name string) string {
+		switch {
+		case cut[k] && whole[k]:
+			return fmt.Sprintf("within the top %d, or the top k for %s@k", depth, name)
+		case cut[k]:
+			return "within the top k"
+		}
+		return fmt.Sprintf("within the top %d", depth)
+	}
+	var notes []string
+	for _, k := range order {
+		var def string
+		switch k {
+		case metrics.RR:
+			def = "mean reciprocal rank of the first relevant tool " + within(k, "MRR") + " (0 when none is retrieved; trec_eval recip_rank)."
+		case metrics.Recall:
+			def = "fraction of the query's relevant tools found in the top k (trec_eval recall.k)."
+		case metrics.Hit:
+			def = "1 if at least one relevant tool is in the top k, else 0 (trec_eval success.k); equal to Recall@k when a query has exactly one relevant tool, as in the paper."
+		case metrics.NDCG:
+			def = "graded relevance as gain, log2(rank+1) discount, normalised by the ideal ranking's (trec_eval ndcg_cut.k)."
+		case metrics.AP:
+			def = "mean over queries of the average precision: precision at the rank of each relevant tool, 0 for those not retrieved, averaged over all the query's relevant tools, " + within(k, "MAP") + " (trec_eval map, map_cut.k)."
+		case metrics.Precision:
+			def = "relevant tools in the top k divided by k, even when fewer tools are returned (trec_eval P.k)."
+		default:
+			continue
+		}
+		notes = append(notes, strings.Join(names[k], ", ")+": "+def)
+	}
+	return notes
 }
 
 // TrecEvalArgs returns the trec_eval -m options computing measures (those with a trec_eval
