@@ -1,6 +1,7 @@
 package evaloffline
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -57,17 +58,29 @@ func RegisterLLMRerank(reg *Registry, gen synth.Generator, journalPath string, c
 	return reg.SetCheck("llm-rerank:", func(env Env, arg string) error {
 		// Before any retriever runs: llmrerank.New would refuse these only after the first stage
 		// was built (a dense one encodes the whole corpus first).
-		if cfg.Depth < 2 {
-			return fmt.Errorf("--rerank-depth %d: need at least 2 candidates to rerank", cfg.Depth)
-		}
-		if cfg.Concurrency < 1 {
-			return fmt.Errorf("--rerank-concurrency %d: need at least 1 request in flight", cfg.Concurrency)
+		if err := cfg.Check(); err != nil {
+			return rerankFlagError(err)
 		}
 		if err := reg.Check(arg, env); err != nil {
 			return fmt.Errorf("first stage: %w", err)
 		}
 		return nil
 	})
+}
+
+// rerankFlags are the rated eval offline flags of llmrerank.Config's fields.
+var rerankFlags = map[string]string{"Depth": "--rerank-depth", "Concurrency": "--rerank-concurrency"}
+
+// rerankFlagError names the flag of a refused llmrerank.Config field ("--rerank-depth 1: need at
+// least 2 candidates to rerank"); a field without a flag keeps the package's message.
+func rerankFlagError(err error) error {
+	var ce *llmrerank.ConfigError
+	if errors.As(err, &ce) {
+		if flag, ok := rerankFlags[ce.Field]; ok {
+			return fmt.Errorf("%s %d: %s", flag, ce.Value, ce.Reason)
+		}
+	}
+	return err
 }
 
 // closingRerank closes the reranker's journal and first stage after its evaluation.

@@ -31,7 +31,8 @@ type Config struct {
 	// Depth is how many first-stage candidates are reranked (20); the reranked list holds no
 	// more.
 	Depth int
-	// MaxTokens bounds the answer (Depth identifiers fit in about 5 tokens each).
+	// MaxTokens bounds the answer (Depth identifiers fit in about 5 tokens each); 0 leaves the
+	// client's limit.
 	MaxTokens int
 	// Seed is sent with every request (attempt i uses Seed+i).
 	Seed int64
@@ -39,6 +40,35 @@ type Config struct {
 	Concurrency int
 	// MaxDocChars truncates each tool's text in the prompt (0: no limit).
 	MaxDocChars int
+}
+
+// ConfigError is a Config field that cannot work: Field is its Go name ("Depth"), so a command
+// can name its own flag for it.
+type ConfigError struct {
+	Field  string
+	Value  int
+	Reason string
+}
+
+// Error says "llm rerank: Depth 1: need at least 2 candidates to rerank".
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("llm rerank: %s %d: %s", e.Field, e.Value, e.Reason)
+}
+
+// Check refuses a configuration that cannot rerank: fewer than 2 candidates, no request in
+// flight, a negative answer bound or text limit. The error is a *ConfigError.
+func (c Config) Check() error {
+	switch {
+	case c.Depth < 2:
+		return &ConfigError{"Depth", c.Depth, "need at least 2 candidates to rerank"}
+	case c.Concurrency < 1:
+		return &ConfigError{"Concurrency", c.Concurrency, "need at least 1 request in flight"}
+	case c.MaxTokens < 0:
+		return &ConfigError{"MaxTokens", c.MaxTokens, "must be >= 0 (0: the client's limit)"}
+	case c.MaxDocChars < 0:
+		return &ConfigError{"MaxDocChars", c.MaxDocChars, "must be >= 0 (0: no limit)"}
+	}
+	return nil
 }
 
 // DefaultConfig reranks the top 20 with answers of at most 160 tokens, seed 1, one request at a
@@ -64,13 +94,10 @@ type Reranker struct {
 }
 
 // New returns a reranker of first's candidates; corpus is the corpus first indexes (candidates
-// are looked up by their Index), journal keeps the answers.
+// are looked up by their Index), journal keeps the answers. cfg must pass Check.
 func New(ctx context.Context, first retrieve.Retriever, corpus []bench.Doc, gen synth.Generator, journal *synth.Journal, cfg Config) (*Reranker, error) {
-	if cfg.Depth < 2 {
-		return nil, fmt.Errorf("llm rerank: depth %d: need at least 2 candidates to rerank", cfg.Depth)
-	}
-	if cfg.Concurrency < 1 {
-		cfg.Concurrency = 1
+	if err := cfg.Check(); err != nil {
+		return nil, err
 	}
 	if gen == nil || journal == nil {
 		return nil, errors.New("llm rerank: no generator or journal")

@@ -3,6 +3,7 @@ package llmrerank
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -187,6 +188,36 @@ func TestRerankerFailsWhenTheModelNeverAnswersInFormat(t *testing.T) {
 	}
 	if _, err := New(context.Background(), firstStage{docs}, docs, gen, j, Config{Depth: 1}); err == nil {
 		t.Error("depth 1 accepted")
+	}
+}
+
+// Check refuses each field that cannot work with a *ConfigError naming it; a zero Concurrency
+// is refused, not taken as 1.
+func TestConfigCheck(t *testing.T) {
+	ok := DefaultConfig()
+	if err := ok.Check(); err != nil {
+		t.Fatalf("default: %v", err)
+	}
+	for _, c := range []struct {
+		edit  func(*Config)
+		field string
+		msg   string
+	}{
+		{func(c *Config) { c.Depth = 1 }, "Depth", "llm rerank: Depth 1: need at least 2 candidates to rerank"},
+		{func(c *Config) { c.Concurrency = 0 }, "Concurrency", "llm rerank: Concurrency 0: need at least 1 request in flight"},
+		{func(c *Config) { c.MaxTokens = -1 }, "MaxTokens", "llm rerank: MaxTokens -1: must be >= 0 (0: the client's limit)"},
+		{func(c *Config) { c.MaxDocChars = -5 }, "MaxDocChars", "llm rerank: MaxDocChars -5: must be >= 0 (0: no limit)"},
+	} {
+		cfg := DefaultConfig()
+		c.edit(&cfg)
+		err := cfg.Check()
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Field != c.field || err.Error() != c.msg {
+			t.Errorf("%s: %v, want %q", c.field, err, c.msg)
+		}
+		if _, err := New(context.Background(), nil, nil, nil, nil, cfg); err == nil || err.Error() != c.msg {
+			t.Errorf("New with bad %s: %v", c.field, err)
+		}
 	}
 }
 
