@@ -311,6 +311,70 @@ func TestServeMCPStdio(t *testing.T) {
 	}
 }
 
+// SIGTERM stops `rated serve --mcp stdio` as it stops the HTTP server: exit 0, the state saved
+// (a restart on it finds the selection made before the signal), stdin still open.
+func TestServeMCPStdioStopsOnSIGTERM(t *testing.T) {
+	cat, _ := catalogFile(t)
+	stateDir := t.TempDir()
+	run := func(signal bool) (string, error) {
+		cmd := exec.Command(binary(t), "serve", "--mcp", "stdio", "--retriever", "bm25", "--state", stateDir, "--catalog", cat)
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stdin.Close()
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		// One JSON-RPC exchange proves the server reads stdin; a tools/call selects once.
+		answers := bufio.NewScanner(stdout)
+		for i, req := range []string{
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"find_tools","arguments":{"query":"create a github pull request","k":3}}}`,
+		} {
+			if _, err := io.WriteString(stdin, req+"\n"); err != nil {
+				t.Fatal(err)
+			}
+			if i == 1 {
+				continue // a notification has no answer
+			}
+			if !answers.Scan() {
+				t.Fatalf("no answer to %s\n%s", req, stderr.String())
+			}
+		}
+		if !signal {
+			stdin.Close()
+		} else if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			return stderr.String(), err
+		case <-time.After(60 * time.Second):
+			t.Fatalf("rated serve --mcp stdio did not stop within 60 s\n%s", stderr.String())
+		}
+		return "", nil
+	}
+	log, err := run(true)
+	if err != nil || !strings.Contains(log, "rated serve: stopped; state saved") {
+		t.Fatalf("SIGTERM: exit %v\n%s", err, log)
+	}
+	log, err = run(false)
+	if err != nil || !strings.Contains(log, "step 1,") {
+		t.Fatalf("restart on the saved state: exit %v (want step 1: the selection before SIGTERM)\n%s", err, log)
+	}
+}
+
 // Every numeric flag of rated serve is checked before any work (here: before the missing
 // catalog is read), and the error names the flag and its value.
 func TestServeRejectsBadNumericFlags(t *testing.T) {

@@ -606,17 +606,7 @@ func TestStepUnitIsKeptAcrossRestarts(t *testing.T) {
 		}
 	}
 	r.Close()
-	tools, _, cal := load(t)
-	front, _ := router.NewLexicalFrontend(128)
-	start := func(every time.Duration) error {
-		store := openBolt(t, dir)
-		defer store.Close()
-		r, err := router.New(ctx, router.Config{Frontend: front, Tools: tools, Calibrator: cal, Store: store, Seed: 5, StepEvery: every})
-		if err == nil {
-			r.Close()
-		}
-		return err
-	}
+	start := func(every time.Duration) error { return restartWithStep(t, dir, every, false) }
 	err := start(time.Second)
 	if err == nil || !strings.Contains(err.Error(), "--step 0 (one step per selection)") || !strings.Contains(err.Error(), "--step 1s") {
 		t.Fatalf("selection steps restarted as wall-clock steps: %v", err)
@@ -634,4 +624,51 @@ func TestStepUnitIsKeptAcrossRestarts(t *testing.T) {
 	if err := start(time.Second); err != nil {
 		t.Fatalf("same wall-clock unit: %v", err)
 	}
+}
+
+// A state that crashed before its first snapshot holds only boot records: the step unit comes
+// from the latest one, and a start with another unit is refused all the same.
+func TestStepUnitFromBootRecordsAlone(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	// No snapshot before the crash: the first boot's tool records alone would pass 97.
+	r := newRouter(t, openBolt(t, dir), nil, func(c *router.Config) { c.StepEvery, c.SnapshotEvery = time.Second, 1<<30 })
+	for range 3 {
+		if _, err := r.Select(ctx, "get the weather forecast", router.SelectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.CrashForTest()
+	store := openBolt(t, dir)
+	if _, _, ok, err := store.LoadSnapshot(ctx); ok || err != nil {
+		t.Fatalf("the crashed state has a snapshot (%v, %v): this test needs boot records alone", ok, err)
+	}
+	store.Close()
+	start := func(every time.Duration) error { return restartWithStep(t, dir, every, true) }
+	if err := start(0); err == nil || !strings.Contains(err.Error(), "--step 1s; this start uses --step 0 (one step per selection)") {
+		t.Fatalf("wall-clock steps restarted as selection steps from boot records: %v", err)
+	}
+	if err := start(time.Second); err != nil {
+		t.Fatalf("same unit from boot records: %v", err)
+	}
+}
+
+// restartWithStep starts a router on the state in dir with step unit every and stops it again:
+// closed, or crashed (no final snapshot, and none before: SnapshotEvery is out of reach). The
+// error is New's.
+func restartWithStep(t *testing.T, dir string, every time.Duration, crash bool) error {
+	t.Helper()
+	tools, _, cal := load(t)
+	front, _ := router.NewLexicalFrontend(128)
+	store := openBolt(t, dir)
+	defer store.Close()
+	r, err := router.New(context.Background(), router.Config{Frontend: front, Tools: tools, Calibrator: cal, Store: store, Seed: 5, StepEvery: every, SnapshotEvery: 1 << 30})
+	switch {
+	case err != nil:
+	case crash:
+		r.CrashForTest()
+	default:
+		r.Close()
+	}
+	return err
 }
