@@ -83,6 +83,7 @@ after probing, the share broken or lacking authentication, as a table and as JSO
 				Out:         out,
 				Prior:       catalog.PaperPriorConfig(),
 				StatsOut:    statsOut,
+				Provenance:  runRecord(h),
 				Stdout:      c.OutOrStdout(),
 				Stderr:      c.ErrOrStderr(),
 				MaxWarnings: maxWarnings,

@@ -16,6 +16,7 @@ import (
 	"github.com/rated-dev/rated/internal/atomicfile"
 	"github.com/rated-dev/rated/internal/outdir"
 	"github.com/rated-dev/rated/pkg/catalog"
+	"github.com/rated-dev/rated/pkg/provenance"
 )
 
 // LocalSource is a user-given source for a platform: an archive, a directory or a bare git
@@ -323,11 +324,18 @@ func WriteStatsTable(w io.Writer, stats []PlatformStats) error {
 	return tw.Flush()
 }
 
-// WriteStatsJSON prints the stats as indented JSON.
-func WriteStatsJSON(w io.Writer, stats []PlatformStats) error {
+// StatsFile is the JSON that --stats-out holds and the command prints: the run's record (the
+// rated build and asset home that produced the catalog) and the per-platform stats.
+type StatsFile struct {
+	Run       provenance.Record `json:"run"`
+	Platforms []PlatformStats   `json:"platforms"`
+}
+
+// WriteStatsJSON prints the run record and the stats as indented JSON (StatsFile).
+func WriteStatsJSON(w io.Writer, run provenance.Record, stats []PlatformStats) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(stats)
+	return enc.Encode(StatsFile{Run: run, Platforms: stats})
 }
 
 // SortedWarnings returns all warnings of the results, sorted.
@@ -353,6 +361,8 @@ type RunOptions struct {
 	Prior catalog.PriorConfig
 	// StatsOut, when set, receives the per-platform stats as JSON (written atomically).
 	StatsOut string
+	// Provenance is the run's record, written with the stats.
+	Provenance provenance.Record
 	// Stdout receives the table and JSON; Stderr the notes and warnings.
 	Stdout, Stderr io.Writer
 	// MaxWarnings bounds the warnings printed (0: none; all are counted in the stats).
@@ -460,7 +470,7 @@ func Run(ctx context.Context, ro RunOptions) ([]PlatformStats, error) {
 	if err := WriteStatsTable(ro.Stdout, stats); err != nil {
 		return nil, err
 	}
-	if err := WriteStatsJSON(ro.Stdout, stats); err != nil {
+	if err := WriteStatsJSON(ro.Stdout, ro.Provenance, stats); err != nil {
 		return nil, err
 	}
 	return stats, nil
@@ -512,7 +522,7 @@ func writeOutputs(ro RunOptions, tools []catalog.Tool, stats []PlatformStats) er
 		pending = append(pending, p)
 	}
 	if ro.StatsOut != "" {
-		p, err := atomicfile.Prepare(ro.StatsOut, func(w io.Writer) error { return WriteStatsJSON(w, stats) })
+		p, err := atomicfile.Prepare(ro.StatsOut, func(w io.Writer) error { return WriteStatsJSON(w, ro.Provenance, stats) })
 		if err != nil {
 			return fmt.Errorf("write stats: %w", err)
 		}

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/rated-dev/rated/internal/testassets"
 	"github.com/rated-dev/rated/pkg/catalog"
+	"github.com/rated-dev/rated/pkg/provenance"
 )
 
 func TestLoadSourcesPinnedFile(t *testing.T) {
@@ -175,7 +177,7 @@ func TestRunOnTestdata(t *testing.T) {
 			"crewai":     {{Path: "testdata/crewai"}},
 			"llamaindex": {{Path: "testdata/llamaindex/llama_index_tools_basea-1.0.0"}, {Path: "testdata/llamaindex/llama_index_tools_extb-2.0.0"}},
 		}},
-		Out: out, StatsOut: statsOut, Stdout: &stdout, Stderr: &stderr,
+		Out: out, StatsOut: statsOut, Stdout: &stdout, Stderr: &stderr, Provenance: provenance.Record{Rated: provenance.Current()},
 	}
 	stats, err := Run(context.Background(), ro)
 	if err != nil {
@@ -207,9 +209,9 @@ func TestRunOnTestdata(t *testing.T) {
 	if len(stats) != 4 || stats[0].Platform != "n8n" || stats[0].Tools != 5 || stats[1].Tools != 7 {
 		t.Errorf("stats = %+v", stats)
 	}
-	var fromFile []PlatformStats
+	var fromFile StatsFile
 	data, _ := os.ReadFile(statsOut)
-	if err := json.Unmarshal(data, &fromFile); err != nil || len(fromFile) != 4 {
+	if err := json.Unmarshal(data, &fromFile); err != nil || len(fromFile.Platforms) != 4 || fromFile.Platforms[1].Tools != 7 || fromFile.Run.Rated.GoVersion != runtime.Version() {
 		t.Errorf("stats file: %v %s", err, data)
 	}
 	if !strings.Contains(stdout.String(), "platform") || !strings.Contains(stdout.String(), `"share_with_endpoint"`) {
