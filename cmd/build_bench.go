@@ -102,8 +102,9 @@ again. The LLM server must be running: rated llm up.`,
 // checkBuildBenchCounts refuses, before anything is read or asked, settings that cannot build a
 // benchmark: --top-k or --queries-per-tool below 1; negative --tools, --per-platform,
 // --real-limit, --concurrency, --hard-negatives, --random-negatives or --min-words (0 means all,
-// or the config's value, where the flag says so); --max-words below --min-words; --dedupe,
-// --keep-score or --min-success outside [0, 1]; and --no-syn with --no-real.
+// or the config's value, where the flag says so); --max-words below --min-words; --dedupe
+// outside (0, 1) (synth.NewDeduper's range); --keep-score or --min-success outside [0, 1]; and
+// --no-syn with --no-real.
 func checkBuildBenchCounts(f buildBenchFlags, syn synth.SynConfig) error {
 	switch {
 	case f.topK < 1:
@@ -116,11 +117,13 @@ func checkBuildBenchCounts(f buildBenchFlags, syn synth.SynConfig) error {
 		return fmt.Errorf("--max-words %d: below --min-words %d, every query would be dropped", syn.MaxWords, syn.MinWords)
 	case f.noSyn && f.noReal && !f.retrievalOnly:
 		return errors.New("--no-syn and --no-real: nothing left to build")
+	case !(syn.DedupeThreshold > 0 && syn.DedupeThreshold < 1): // NaN too
+		return fmt.Errorf("--dedupe %v: must be in (0, 1): 0 would drop every query sharing a word, 1 none", syn.DedupeThreshold)
 	}
 	for _, c := range []struct {
 		flag string
 		v    float64
-	}{{"dedupe", syn.DedupeThreshold}, {"keep-score", f.keepScore}, {"min-success", f.minSuccess}} {
+	}{{"keep-score", f.keepScore}, {"min-success", f.minSuccess}} {
 		if math.IsNaN(c.v) || c.v < 0 || c.v > 1 {
 			return fmt.Errorf("--%s %v: must be in [0, 1]", c.flag, c.v)
 		}

@@ -272,7 +272,9 @@ func TestBuildBenchRefusesBadCounts(t *testing.T) {
 		{[]string{"--queries-per-tool", "-2"}, "--queries-per-tool -2: must be at least 1"},
 		{[]string{"--queries-per-tool", "0"}, "--queries-per-tool 0: must be at least 1"},
 		{[]string{"--min-words", "10", "--max-words", "5"}, "--max-words 5: below --min-words 10"},
-		{[]string{"--dedupe", "2"}, "--dedupe 2: must be in [0, 1]"},
+		{[]string{"--dedupe", "2"}, "--dedupe 2: must be in (0, 1)"},
+		{[]string{"--dedupe", "1"}, "--dedupe 1: must be in (0, 1)"},
+		{[]string{"--dedupe", "0"}, "--dedupe 0: must be in (0, 1)"},
 		{[]string{"--keep-score", "-1"}, "--keep-score -1: must be in [0, 1]"},
 		{[]string{"--min-success", "1.5"}, "--min-success 1.5: must be in [0, 1]"},
 	} {
