@@ -30,6 +30,12 @@ func NewSparse(enc encode.Encoder, docs []bench.Doc, opts DenseOptions) (*Sparse
 	if err != nil {
 		return nil, err
 	}
+	// A vector longer than the vocabulary would index past the postings' table.
+	for i, v := range vecs {
+		if len(v) != enc.Dim() {
+			return nil, fmt.Errorf("sparse %s: vector of document %q has %d values, want %d", enc.Name(), ids[i], len(v), enc.Dim())
+		}
+	}
 	return &Sparse{name: "sparse:" + enc.Name(), enc: enc, ix: newWeightIndex(ids, vecs, enc.Dim())}, nil
 }
 
@@ -90,6 +96,11 @@ func (s *Sparse) embed(queries []string) ([][]float32, error) {
 	}
 	if len(vecs) != len(queries) {
 		return nil, fmt.Errorf("sparse %s: encoder returned %d vectors for %d queries", s.enc.Name(), len(vecs), len(queries))
+	}
+	for i, v := range vecs {
+		if len(v) != s.enc.Dim() {
+			return nil, fmt.Errorf("sparse %s: query vector %d has %d values, want %d", s.enc.Name(), i, len(v), s.enc.Dim())
+		}
 	}
 	return vecs, nil
 }

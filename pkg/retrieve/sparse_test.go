@@ -13,6 +13,26 @@ import (
 	"github.com/rated-dev/rated/pkg/encode"
 )
 
+// A vector whose length is not the encoder's Dim is an error naming the document or query; it
+// used to index past the postings' table and panic.
+func TestSparseRefusesWrongLengthVectors(t *testing.T) {
+	docs := []bench.Doc{{ID: "a", Text: "a"}, {ID: "long", Text: "long"}}
+	enc := &tableEncoder{dim: 4, vecs: map[string][]float32{"a": {1, 0, 0, 0}, "long": {0, 0, 0, 0, 0, 1}, "q": {1, 0, 0, 0}, "q6": {1, 0, 0, 0, 0, 1}}}
+	if _, err := NewSparse(enc, docs, DenseOptions{}); err == nil || err.Error() != `sparse table: vector of document "long" has 6 values, want 4` {
+		t.Fatalf("long document vector: %v", err)
+	}
+	s, err := NewSparse(enc, docs[:1], DenseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Search("q6", 3); err == nil || err.Error() != "sparse table: query vector 0 has 6 values, want 4" {
+		t.Fatalf("long query vector: %v", err)
+	}
+	if got, err := s.Search("q", 3); err != nil || len(got) != 1 || got[0].ID != "a" {
+		t.Fatalf("a valid query: %+v, %v", got, err)
+	}
+}
+
 // TestSparseHandComputed checks scores and order on weight vectors small enough to add by hand.
 func TestSparseHandComputed(t *testing.T) {
 	docs := []bench.Doc{{ID: "a", Text: "a"}, {ID: "b", Text: "b"}, {ID: "c", Text: "c"}, {ID: "d", Text: "d"}}
