@@ -91,15 +91,24 @@ func (q *Int8Dense) SearchVector(v []float32, k int) ([]Candidate, error) {
 		}()
 	}
 	wg.Wait()
-	top := newTopK(min(k, n))
-	for _, h := range heaps {
-		for _, i := range h.index {
-			var s float32
-			for j, x := range d.matrix[int(i)*d.dim : (int(i)+1)*d.dim] {
-				s += x * v[j]
+	// One shortlist of `short` from the workers' heaps: re-scoring every worker's would re-score
+	// short × workers, and recall and time would depend on the host's cores.
+	list := heaps[0]
+	if workers > 1 {
+		list = newTopK(short)
+		for _, h := range heaps {
+			for j, i := range h.index {
+				list.push(h.score[j], i)
 			}
-			top.push(s, i)
 		}
+	}
+	top := newTopK(min(k, n))
+	for _, i := range list.index {
+		var s float32
+		for j, x := range d.matrix[int(i)*d.dim : (int(i)+1)*d.dim] {
+			s += x * v[j]
+		}
+		top.push(s, i)
 	}
 	return top.candidates(d.ids), nil
 }

@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -46,5 +47,37 @@ func TestInt8DenseMatchesExact(t *testing.T) {
 	got, _ := small.SearchVector(queries[0], k)
 	if len(got) != k {
 		t.Errorf("rescore 1: %d results, want %d (the shortlist is at least k)", len(got), k)
+	}
+}
+
+// The shortlist is Rescore long whatever the number of workers: with a shortlist of exactly k
+// the answer is the int8 scan's own top k, the same on one worker as on four (it used to
+// re-score Rescore per worker, so recall rose with the host's cores).
+func TestInt8ShortlistIndependentOfWorkers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	const n, dim, k = 8 * 512, 32, 10
+	d := newTestDense(t, clustered(rng, n, dim, 40, 0.3), dim)
+	q8, err := NewInt8Dense(d, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queries := clustered(rng, 30, dim, 40, 0.3)
+	search := func(procs int) [][]Candidate {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		var out [][]Candidate
+		for _, q := range queries {
+			got, err := q8.SearchVector(q, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, got)
+		}
+		return out
+	}
+	one, four := search(1), search(4)
+	for i := range queries {
+		if !slices.Equal(one[i], four[i]) {
+			t.Fatalf("query %d: 1 worker %v, 4 workers %v", i, one[i], four[i])
+		}
 	}
 }
