@@ -98,7 +98,7 @@ table3.json records rated's version and commit and the encoder's file digests.`,
 					return fmt.Errorf("eval latency: %w", err)
 				}
 				// The sweep's own settings, before Table 3 is measured and the vectors fitted.
-				if err := checkSweepFlags(ann, annMax, ivf, ivfProbes, ivfMax, rescore, components); err != nil {
+				if err := checkSweepFlags(ann, annMax, ivf, ivfProbes, ivfMax, rescore, components, sweepBatch); err != nil {
 					return fmt.Errorf("eval latency: %w", err)
 				}
 			}
@@ -302,8 +302,11 @@ func (l *latencyFrontend) record(h home.Home) provenance.Record {
 
 // checkSweepFlags refuses sweep settings that would fail only once their row is reached: the
 // graph's and the lists' parameters (each --ivf-probes value), a negative --int8-rescore,
-// --ann-max, --ivf-max or --sweep-components.
-func checkSweepFlags(ann retrieve.HNSWParams, annMax int, ivf retrieve.IVFParams, probes []int, ivfMax, rescore, components int) error {
+// --ann-max, --ivf-max or --sweep-components, and a --sweep-batch below 1.
+func checkSweepFlags(ann retrieve.HNSWParams, annMax int, ivf retrieve.IVFParams, probes []int, ivfMax, rescore, components, batch int) error {
+	if batch < 1 { // below 1 used to drop the blocked row without a word
+		return fmt.Errorf("--sweep-batch %d: must be at least 1 (1: no blocked exact row)", batch)
+	}
 	for _, c := range []struct {
 		flag string
 		v    int

@@ -39,6 +39,8 @@ func TestFlagsRefusedBeforeWork(t *testing.T) {
 		// Once refused only when their row of the sweep came, after Table 3 was measured.
 		{"latency ivf-probes 0", []string{"eval", "latency", "--ivf-probes", "32,0"}, "--ivf-probes 0"},
 		{"latency ann-m 1", []string{"eval", "latency", "--ann-m", "1"}, "hnsw: M 1 (want >= 2)"},
+		{"latency sweep-batch -3", []string{"eval", "latency", "--sweep-batch", "-3"}, "--sweep-batch -3: must be at least 1"},
+		{"latency sweep-batch 0", []string{"eval", "latency", "--sweep-batch", "0"}, "--sweep-batch 0: must be at least 1"},
 		{"latency sweep-components -1", []string{"eval", "latency", "--sweep-components", "-1"}, "--sweep-components -1"},
 		{"dynamic workers -1", []string{"eval", "dynamic", "--workers", "-1"}, "--workers -1"},
 		// Checked against the benchmark, before the catalog is encoded.
