@@ -35,7 +35,8 @@ type LLMConfig struct {
 	BackoffMS     int         `yaml:"backoff_ms"`
 	ReadyTimeoutS int         `yaml:"ready_timeout_s"`
 	// Retriever is build-bench's retriever for hard negatives and Real candidates: auto (dense
-	// with the first installed encoder, else BM25), bm25, dense or dense:<model>; empty = auto.
+	// with the first installed encoder; an error when none is), bm25, dense or dense:<model>;
+	// empty = auto.
 	Retriever string `yaml:"retriever"`
 	// MinRetrievalCosine is the Real threshold used with a dense retriever when
 	// --min-retrieval-score is not given (unset: the paper's 0.7). BM25 always defaults to 0.
