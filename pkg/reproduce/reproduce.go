@@ -114,33 +114,31 @@ func (e *Expected) Write(path string) error {
 // Cells indexes a table's cells by row name (its key columns, report.Table.RowKey) and column
 // name. Two rows of one name are an error: a check of that name would see only one of them.
 func Cells(t *report.Table) (map[string]map[string]string, error) {
-	cells, dups := index(t)
-	if len(dups) > 0 {
-		names := slices.Sorted(maps.Keys(dups))
-		return nil, fmt.Errorf("row %q appears %d times: rows of one name cannot be told apart", names[0], dups[names[0]])
+	cells, rows := index(t)
+	for _, name := range slices.Sorted(maps.Keys(rows)) {
+		if rows[name] > 1 {
+			return nil, fmt.Errorf("row %q appears %d times: rows of one name cannot be told apart", name, rows[name])
+		}
 	}
 	return cells, nil
 }
 
-// index is Cells without the refusal: dups counts the rows of every name that occurs more than once.
-func index(t *report.Table) (cells map[string]map[string]string, dups map[string]int) {
-	cells, dups = map[string]map[string]string{}, map[string]int{}
-	count := map[string]int{}
+// index is Cells without the refusal: rows counts the rows of every name.
+func index(t *report.Table) (cells map[string]map[string]string, rows map[string]int) {
+	cells, rows = map[string]map[string]string{}, map[string]int{}
 	for _, r := range t.Rows {
 		if len(r) == 0 {
 			continue
 		}
 		key := t.RowKey(r)
-		if count[key]++; count[key] > 1 {
-			dups[key] = count[key]
-		}
+		rows[key]++
 		row := map[string]string{}
 		for i := t.Keys(); i < len(r) && i < len(t.Columns); i++ {
 			row[t.Columns[i]] = r[i]
 		}
 		cells[key] = row
 	}
-	return cells, dups
+	return cells, rows
 }
 
 // Status is the outcome of one cell.
@@ -194,28 +192,20 @@ func (l Line) String() string {
 }
 
 // number parses a table cell as a number: "0.457", "0.477*", "83.4%", "83.4 ± 0.3%" (the value
-// before ±), "<0.001" (0.001). ok is false for anything else ("–", "(baseline)", text).
-func number(cell string) (float64, bool) {
-	s := strings.TrimSpace(cell)
-	if i := strings.Index(s, "±"); i >= 0 {
-		s = strings.TrimSpace(s[:i])
-	}
-	s = strings.TrimLeft(s, "<>≤≥")
-	s = strings.TrimRight(s, "*%†")
-	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	return v, err == nil
-}
-
-// marks returns a numeric cell's significance and bound marks: the comparison before the number
-// ("<" of "<0.001") and the marks after it ("*" above the baseline, "†" below). Two cells within
+// before ±), "<0.001" (0.001). ok is false for anything else ("–", "(baseline)", text). marks are
+// the cell's significance and bound marks around "…": the comparison before the number ("<" of
+// "<0.001") and the marks at its end ("*" above the baseline, "†" below). Two cells within
 // tolerance still differ when these do: "0.305*" and "0.305" make different claims.
-func marks(cell string) string {
+func number(cell string) (v float64, marks string, ok bool) {
 	s := strings.TrimSpace(cell)
-	rest := strings.TrimLeft(s, "<>≤≥")
-	before := s[:len(s)-len(rest)]
-	rest = strings.TrimRight(strings.TrimSpace(rest), "%")
-	body := strings.TrimRight(rest, "*†")
-	return before + "…" + rest[len(body):]
+	num := strings.TrimLeft(s, "<>≤≥")
+	tail := strings.TrimRight(s, "%")
+	marks = s[:len(s)-len(num)] + "…" + tail[len(strings.TrimRight(tail, "*†")):]
+	if i := strings.Index(num, "±"); i >= 0 {
+		num = num[:i]
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimRight(strings.TrimSpace(num), "*%†")), 64)
+	return v, marks, err == nil
 }
 
 // describeMarks names a marks value for a message: "none", or the marks around "…".
@@ -242,9 +232,9 @@ func Compare(name string, exp ExpectedTable, got *report.Table) []Line {
 			Note: "the expected values hold no cell for this table: nothing of it would be checked (rated reproduce --update FILE writes them)"}}
 	}
 	var cells map[string]map[string]string
-	var dups map[string]int
+	var rows map[string]int
 	if got != nil {
-		cells, dups = index(got)
+		cells, rows = index(got)
 	}
 	var out []Line
 	for _, row := range slices.Sorted(maps.Keys(exp.Rows)) {
@@ -253,24 +243,24 @@ func Compare(name string, exp ExpectedTable, got *report.Table) []Line {
 			l := Line{Table: name, Row: row, Column: col, Expected: want, Diff: math.NaN()}
 			have, ok := cells[row][col]
 			switch {
-			case dups[row] > 0:
+			case rows[row] > 1:
 				l.Status = Fail
-				l.Note = fmt.Sprintf("row %q appears %d times in the regenerated table: its cells cannot be told apart", row, dups[row])
+				l.Note = fmt.Sprintf("row %q appears %d times in the regenerated table: its cells cannot be told apart", row, rows[row])
 			case !ok:
 				l.Status = Missing
 			default:
 				l.Got = have
-				wv, wok := number(want)
-				hv, hok := number(have)
+				wv, wm, wok := number(want)
+				hv, hm, hok := number(have)
 				switch {
 				case wok && hok:
 					l.Diff = hv - wv
 					switch {
 					case math.Abs(l.Diff) > exp.Tolerance+1e-12:
 						l.Status = Fail
-					case marks(want) != marks(have):
+					case wm != hm:
 						l.Status = Fail
-						l.Note = fmt.Sprintf("marks differ: expected %s, got %s", describeMarks(marks(want)), describeMarks(marks(have)))
+						l.Note = fmt.Sprintf("marks differ: expected %s, got %s", describeMarks(wm), describeMarks(hm))
 					default:
 						l.Status = OK
 					}

@@ -20,7 +20,7 @@ func TestNumber(t *testing.T) {
 		{"<0.001", 0.001, true}, {" 12 ", 12, true}, {"–", 0, false}, {"(baseline)", 0, false}, {"BM25", 0, false},
 	}
 	for _, c := range cases {
-		got, ok := number(c.in)
+		got, _, ok := number(c.in)
 		if ok != c.ok || ok && math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("number(%q) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
 		}
