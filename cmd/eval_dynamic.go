@@ -63,8 +63,18 @@ and commit.`,
 			if workers < 0 {
 				return fmt.Errorf("--workers %d: must be >= 0 (0: GOMAXPROCS)", workers)
 			}
-			if sweep && cfg.Sweep == nil {
-				return fmt.Errorf("--sweep: the configuration has no sweep section (see configs/sweep-reliability.yaml, configs/sweep-relevance.yaml or configs/sweep-prototypes.yaml)")
+			if sweep {
+				if cfg.Sweep == nil {
+					return fmt.Errorf("--sweep: the configuration has no sweep section (see configs/sweep-reliability.yaml, configs/sweep-relevance.yaml or configs/sweep-prototypes.yaml)")
+				}
+				if decisionLog != "" {
+					return fmt.Errorf("--decision-log with --sweep: a sweep writes no decision log (run eval dynamic without --sweep, with the chosen.yaml it wrote, to log the chosen setting)")
+				}
+				if err := cfg.CheckSweep(); err != nil {
+					return err
+				}
+			} else if err := cfg.CheckFileNames(decisionLog != ""); err != nil {
+				return err
 			}
 			if decisionLog != "" {
 				if err := refuseInside(outDir, "decision-log", decisionLog); err != nil {
@@ -123,8 +133,8 @@ and commit.`,
 			}
 			log := cmd.ErrOrStderr()
 			d := cfg.Dynamic
-			fmt.Fprintf(log, "timeline: %d steps, failure onset at %d, summary over [%d, %d), AS window %d\n",
-				d.Steps, cfg.Scenarios[0].Onset(), d.SummaryFrom, d.SummaryTo, d.ASWindow)
+			fmt.Fprintf(log, "timeline: %d steps, failure onset at %s, summary over [%d, %d), AS window %d\n",
+				d.Steps, cfg.Onsets(), d.SummaryFrom, d.SummaryTo, d.ASWindow)
 			src, models, err := enc.sharedEncoders(h)
 			if err != nil {
 				return err

@@ -241,3 +241,39 @@ func TestCrawlFlagsRefusedBeforeWork(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepAndLogNamesCheckedFirst: a sweep on the test split was refused only after the catalog
+// was encoded; --decision-log with --sweep was ignored without a word; policy names that share a
+// decision-log prefix mixed two runs' decisions in one file. All three are refused before the
+// benchmark is read or --out is made.
+func TestSweepAndLogNamesCheckedFirst(t *testing.T) {
+	twins := filepath.Join(t.TempDir(), "twins.yaml")
+	os.WriteFile(twins, []byte("dynamic: {compare: []}\npolicies:\n  - {name: \"Static (A)\", kind: static}\n  - {name: \"Static A\", kind: static}\n"), 0o644)
+	sweepCfg := filepath.Join("..", "configs", "sweep-reliability.yaml")
+	missing := filepath.Join(t.TempDir(), "no-bench")
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"sweep on test", []string{"--config", sweepCfg, "--sweep", "--split", "test"}, "sweep: dynamic.split = test"},
+		{"sweep with a decision log", []string{"--config", sweepCfg, "--sweep", "--decision-log", filepath.Join(t.TempDir(), "log")}, "--decision-log with --sweep"},
+		{"twin policy names", []string{"--config", twins, "--decision-log", filepath.Join(t.TempDir(), "log")}, `policy "Static A", seed 1 would share the decision-log prefix`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			args := append([]string{"eval", "dynamic", "--bench", missing, "--out", out}, c.args...)
+			_, stderr, err := runRated(args...)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want it to contain %q", err, c.want)
+			}
+			if strings.Contains(err.Error(), missing) || stderr != "" {
+				t.Errorf("the benchmark was read or work started before the refusal: %v\n%s", err, stderr)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s was created", out)
+			}
+		})
+	}
+}

@@ -429,8 +429,13 @@ func (c *Config) Validate() error {
 		}
 		names[s.Name] = true
 		onset := s.Onset()
-		if onset < d.ASWindow || onset+d.ASWindow > d.Steps {
+		if onset < d.ASWindow || onset > d.Steps-d.ASWindow {
 			return fmt.Errorf("%s: onset %d leaves no full dynamic.as_window (%d) before and after it in %d steps", key, onset, d.ASWindow, d.Steps)
+		}
+		if onset > d.SummaryFrom {
+			// Post-Fail SR and FSR share one window over every scenario: starting it before a
+			// scenario's onset would count that scenario's pre-failure steps as post-failure.
+			return fmt.Errorf("%s: onset %d falls after dynamic.summary_from = %d, so Post-Fail SR and FSR would count %d pre-failure steps; start the summary at or after every scenario's onset", key, onset, d.SummaryFrom, onset-d.SummaryFrom)
 		}
 		if math.IsNaN(s.FailureRate) || s.FailureRate < 0 || s.FailureRate >= 1 {
 			return fmt.Errorf("%s.failure_rate = %v: ρ must be in [0, 1)", key, s.FailureRate)
@@ -476,6 +481,28 @@ func (c *Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// Onsets describes the scenarios' failure onsets (0-based steps): "step 2000" when they
+// share one, else each onset with the scenarios it starts, in the configuration's order.
+func (c *Config) Onsets() string {
+	var order []int
+	by := map[int][]string{}
+	for _, s := range c.Scenarios {
+		o := s.Onset()
+		if _, ok := by[o]; !ok {
+			order = append(order, o)
+		}
+		by[o] = append(by[o], s.Name)
+	}
+	if len(order) == 1 {
+		return fmt.Sprintf("step %d", order[0])
+	}
+	parts := make([]string, len(order))
+	for i, o := range order {
+		parts[i] = fmt.Sprintf("step %d (%s)", o, strings.Join(by[o], ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Summary returns the Post-Fail summary window.

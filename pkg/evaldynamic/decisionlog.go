@@ -3,7 +3,6 @@ package evaldynamic
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/rated-dev/rated/pkg/bandit"
 	"github.com/rated-dev/rated/pkg/bench"
@@ -23,9 +22,8 @@ func decisionLoggers(dir string, b *bench.Bench, retriever string) func(protocol
 	for i, d := range b.Corpus {
 		ids[i] = d.ID
 	}
-	clean := strings.NewReplacer("/", "-", " ", "-", "\\", "-", "(", "", ")", "")
 	return func(protocol, scenario, policy string, seed uint64) (sim.StepLogger, func() error, error) {
-		prefix := clean.Replace(fmt.Sprintf("%s_%s_%s_seed%d", protocol, scenario, policy, seed))
+		prefix := logPrefix(protocol, scenario, policy, seed)
 		w, err := decisionlog.Open(filepath.Join(dir), decisionlog.Options{Prefix: prefix})
 		if err != nil {
 			return nil, nil, err

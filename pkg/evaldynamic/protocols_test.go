@@ -71,9 +71,12 @@ func TestShippedConfigsLoad(t *testing.T) {
 				t.Fatalf("configs/%s: %v", e.Name(), err)
 			}
 			if cfg.Sweep != nil {
-				if err := cfg.validateSweep(); err != nil {
+				if err := cfg.CheckSweep(); err != nil {
 					t.Fatalf("configs/%s: %v", e.Name(), err)
 				}
+			}
+			if err := cfg.CheckFileNames(true); err != nil {
+				t.Fatalf("configs/%s: %v", e.Name(), err)
 			}
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -64,6 +63,9 @@ type table2JSON struct {
 // dynamic.compare names policies, bounds.* when the policies include fallback oracles and
 // goals.* when goals.policy is among them.
 func Run(ctx context.Context, cfg *Config, res Resources, opts Options) (*Result, error) {
+	if err := cfg.CheckFileNames(opts.DecisionLog != ""); err != nil {
+		return nil, err
+	}
 	w, info, err := BuildWorld(res, cfg)
 	if err != nil {
 		return nil, err
@@ -197,7 +199,7 @@ func Table2(cfg *Config, rows []sim.Row, info WorldInfo) *report.Table {
 	t.Notes = []string{
 		fmt.Sprintf("SR = Post-Fail success rate (the tool that executed is relevant) and FSR = share of executions that hit an unavailable tool, both over steps %d–%d (1-based); mean ± 95%% CI over %d seeds.", d.SummaryFrom+1, d.SummaryTo, len(d.Seeds)),
 		fmt.Sprintf("AS = steps after the first fully post-onset window (%d steps wide) until the rolling SR reaches θ × the pre-failure peak; \"Failed\" when a run never does before step %d; \"(n failed)\" counts such runs.", d.ASWindow, d.Steps),
-		fmt.Sprintf("Failure onset at step %d; the failed tools are the next ρ·N after skipping the 10%% most frequently relevant in the stream (N: the catalog; the tools the stream needs where a scenario selects among: relevant). Top-K = %d; hit@%d of the retriever on these queries = %.1f%% (the ceiling for SR).", cfg.Scenarios[0].Onset(), cfg.Retrieval.K, cfg.Retrieval.K, 100*info.RecallAtK),
+		fmt.Sprintf("Failure onset at %s; the failed tools are the next ρ·N after skipping the 10%% most frequently relevant in the stream (N: the catalog; the tools the stream needs where a scenario selects among: relevant). Top-K = %d; hit@%d of the retriever on these queries = %.1f%% (the ceiling for SR).", cfg.Onsets(), cfg.Retrieval.K, cfg.Retrieval.K, 100*info.RecallAtK),
 		fmt.Sprintf("Static prior: consistency by %s; mean r_static %.3f; %d tools have r_static ≥ 0.8. Providers (endpoint hosts, n8n nodes): %d; %d tools share one.", info.PriorMethod, info.MeanPrior, info.HighPrior, info.Providers, info.SharedProviders),
 		"Feedback protocols: execution = the tool ran or failed (the paper's y_t); task = ran and served the query; judged = task success through a judge with the stated false-positive/false-negative rates. Every policy also sees execution failures, which a runtime always observes. A fallback (attempts > 1) tries the next choice after a failed execution.",
 		"[upper bound] rows see the failure schedule (availability oracle: the best-ranked candidate that will execute; task oracle: the best-ranked that will execute and serve the query). No single-attempt policy beats the task oracle; the availability oracle bounds every policy that keeps the retriever's order among the tools that execute, but a policy that favours tools it has run before can pass it when the queries concentrate on few tools (docs/RESULTS.md, \"The bound\"). [bound] rows are tighter references: the expected oracle knows each tool's current success probability but not the flaky coins; the detect oracle pays one failed call to detect each outage and sees recoveries for free; the fallback oracle plans each step's attempts knowing every tool's success probability (and, with knows_relevance, which candidates are relevant), at a price λ per attempt; its rows over λ trace the SR-per-attempt frontier, and bounds.md states the bound they give (docs/RESULTS.md).",
@@ -258,13 +260,11 @@ func writeRuns(path string, results []sim.RunResult) error {
 }
 
 func writePlots(dir string, cfg *Config, rows []sim.Row) error {
-	clean := strings.NewReplacer("/", "-", " ", "-")
 	for _, proto := range cfg.Protocols {
 		for _, sc := range cfg.Scenarios {
-			title, name := sc.Name, "sr-"+clean.Replace(sc.Name)+".png"
+			title, name := sc.Name, cfg.plotFile(proto.Name, sc.Name)
 			if len(cfg.Protocols) > 1 {
 				title = sc.Name + ", " + proto.Name + " feedback"
-				name = "sr-" + clean.Replace(proto.Name) + "-" + clean.Replace(sc.Name) + ".png"
 			}
 			p := &report.LinePlot{
 				Title:  fmt.Sprintf("Rolling SR (window %d) — %s", cfg.Dynamic.ASWindow, title),

@@ -78,9 +78,13 @@ type SweepResult struct {
 	Provenance provenance.Record `json:"provenance"`
 }
 
-// validateSweep checks the sweep against the configuration before any work.
-func (c *Config) validateSweep() error {
+// CheckSweep checks the sweep section against the configuration before any work (Sweep
+// checks it again).
+func (c *Config) CheckSweep() error {
 	s := c.Sweep
+	if s == nil {
+		return fmt.Errorf("sweep: the configuration has no sweep section")
+	}
 	if c.Dynamic.Split == "test" {
 		return fmt.Errorf("sweep: dynamic.split = test: tune on dev (or another non-test split) only; test reports the chosen setting")
 	}
@@ -91,10 +95,15 @@ func (c *Config) validateSweep() error {
 	if len(s.Params) == 0 {
 		return fmt.Errorf("sweep.params: at least one parameter to vary is needed")
 	}
+	keys := map[string]int{}
 	for i, p := range s.Params {
 		if p.Key == "" || len(p.Values) == 0 {
 			return fmt.Errorf("sweep.params[%d]: a key and at least one value are needed", i)
 		}
+		if j, ok := keys[p.Key]; ok {
+			return fmt.Errorf("sweep.params[%d].key = %q: already varied by sweep.params[%d] (the later values would replace the earlier in every setting)", i, p.Key, j)
+		}
+		keys[p.Key] = i
 	}
 	for _, ref := range []struct{ key, name string }{{"sweep.criterion.fsr_reference", s.Criterion.FSRReference},
 		{"sweep.criterion.pre_reference", s.Criterion.PreReference}} {
@@ -241,10 +250,7 @@ func yamlInline(v any) string {
 // plot per parameter (SR and FSR against the parameter, the others at the chosen setting: the
 // paper's Figure 4) into opts.OutDir.
 func Sweep(ctx context.Context, cfg *Config, res Resources, opts Options) (*SweepResult, error) {
-	if cfg.Sweep == nil {
-		return nil, fmt.Errorf("sweep: the configuration has no sweep section")
-	}
-	if err := cfg.validateSweep(); err != nil {
+	if err := cfg.CheckSweep(); err != nil {
 		return nil, err
 	}
 	s := cfg.Sweep

@@ -32,6 +32,10 @@ func TestImpossibleValuesAreRefusedBeforeWork(t *testing.T) {
 		{"retrieval:\n  tau: 0\n", "retrieval.tau"},
 		{"fusion:\n  semantic: .inf\n", "fusion.semantic"},
 		{"scenarios:\n  - {name: s, failure_rate: 0.2, theta: .nan, events: [{kind: persistent, start: 2000, select: {by: frequency, fraction: 0.2}}]}\n", "scenarios[0].theta"},
+		// Post-Fail SR shares one window over every scenario; a later onset once had it count that
+		// scenario's pre-failure steps (and the notes stated only the first scenario's onset).
+		{"scenarios:\n  - {name: s, failure_rate: 0.2, theta: 0.9, events: [{kind: persistent, start: 2000, select: {by: frequency, fraction: 0.2}}]}\n  - {name: late, failure_rate: 0.2, theta: 0.9, events: [{kind: persistent, start: 3000, select: {by: frequency, fraction: 0.2}}]}\n",
+			"scenarios[1]: onset 3000 falls after dynamic.summary_from = 2000, so Post-Fail SR and FSR would count 1000 pre-failure steps"},
 		{"scenarios:\n  - {name: s, failure_rate: 0.2, theta: 0.9, events: [{kind: flaky, start: 2000, success_prob: .nan, select: {by: frequency, fraction: 0.2}}]}\n", "scenarios[0].events[0].success_prob"},
 	}
 	for _, c := range cases {
