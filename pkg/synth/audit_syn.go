@@ -104,8 +104,12 @@ func JudgeSynAudit(ctx context.Context, gen Generator, items []SynAuditItem, too
 	if err := ValidateReal(ctx, gen, pairs, tools, cfg, j, p, now); err != nil {
 		return err
 	}
+	byID := make(map[string]catalog.Tool, len(tools))
+	for _, t := range tools {
+		byID[t.ID] = t
+	}
 	for i := range items {
-		if r, ok := j.Get(cfg.journalKey(pairs[i])); ok && r.OK {
+		if r, ok := j.Get(cfg.journalKey(pairs[i], byID[pairs[i].ToolID])); ok && r.OK {
 			items[i].Judged, items[i].JudgeScore = true, r.Score
 		}
 	}

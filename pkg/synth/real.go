@@ -255,7 +255,7 @@ func ValidateReal(ctx context.Context, gen Generator, pairs []RealPair, tools []
 		// The seed comes from the key without the settings tag, so a journal written before the
 		// tag existed and a new one ask with the same seeds.
 		seed := subSeed(cfg.Seed, realKey(pr))
-		jobs = append(jobs, job{key: cfg.journalKey(pr), do: func(ctx context.Context) Record {
+		jobs = append(jobs, job{key: cfg.journalKey(pr, *t), do: func(ctx context.Context) Record {
 			base := Record{ToolID: pr.ToolID, QueryID: pr.Query.ID, Query: pr.Query.Text, RetrievalScore: pr.RetrievalScore}
 			msgs, stop := ValidatorMessages(cfg.PromptStyle, pr.Query.Text, *t)
 			c, err := gen.Complete(ctx, Request{
@@ -273,13 +273,13 @@ func ValidateReal(ctx context.Context, gen Generator, pairs []RealPair, tools []
 		}})
 	}
 	if cfg.AdoptLegacy {
-		var legacy []string
+		var legacy [][]string
 		for _, pr := range pairs {
 			if pr.RetrievalScore >= cfg.MinRetrievalScore {
-				legacy = append(legacy, realKey(pr))
+				legacy = append(legacy, cfg.legacyKeys(pr))
 			}
 		}
-		if err := adoptLegacy(j, jobs, func(i int) string { return legacy[i] }); err != nil {
+		if err := adoptLegacy(j, jobs, func(i int) []string { return legacy[i] }); err != nil {
 			return err
 		}
 	}
@@ -304,12 +304,21 @@ func AssembleReal(tools []catalog.Tool, queries []RealQuery, pairs []RealPair, j
 		QueriesPerSplit: map[string]int{}, WordsHistogram: map[string]int{}, Faults: map[string]int{}}
 	var validatorScores []float64
 	keptTools := map[string][]string{} // query id -> kept tool ids, rank order
+	byID := make(map[string]*catalog.Tool, len(tools))
+	for i := range tools {
+		byID[tools[i].ID] = &tools[i]
+	}
 	for _, p := range pairs {
 		if p.RetrievalScore < cfg.MinRetrievalScore {
 			st.DroppedLowScore++
 			continue
 		}
-		rec, ok := j.Get(cfg.journalKey(p))
+		t := byID[p.ToolID]
+		if t == nil {
+			return nil, fmt.Errorf("candidate tool %s is not in the catalog", p.ToolID)
+		}
+		key := cfg.journalKey(p, *t)
+		rec, ok := j.Get(key)
 		if ok {
 			for _, f := range rec.Faults {
 				st.Faults[f]++
@@ -317,7 +326,7 @@ func AssembleReal(tools []catalog.Tool, queries []RealQuery, pairs []RealPair, j
 		}
 		if !ok || !rec.OK {
 			st.ValidationFailed++
-			f := ToolFailure{Key: cfg.journalKey(p), Error: "no journal record (run interrupted?)"}
+			f := ToolFailure{Key: key, Error: "no journal record (run interrupted?)"}
 			if ok {
 				f.Faults, f.Error = rec.Faults, rec.Error
 			}

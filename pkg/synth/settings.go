@@ -8,6 +8,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/rated-dev/rated/pkg/catalog"
 )
 
 // ModelSettings identify what answers a request: the served model and its weights digest, the
@@ -60,21 +62,49 @@ func (c RealConfig) WithModel(m ModelSettings) RealConfig {
 	return c
 }
 
-// journalKey is SynKey with the settings tag: "syn@<tag>/n<queries>/<tool id>" (SynKey alone
-// when the tag is unset, the layout of journals written before settings were part of the key).
-func (c SynConfig) journalKey(toolID string) string {
-	if c.JournalTag == "" {
-		return SynKey(c.QueriesPerTool, toolID)
-	}
-	return "syn@" + c.JournalTag + strings.TrimPrefix(SynKey(c.QueriesPerTool, toolID), "syn")
+// promptTag is settingsTag of one request's rendered prompt. In a journal key it makes an edited
+// tool description or query text ask again: the settings tag covers the templates, not what
+// they are filled with.
+func promptTag(msgs []Message, stop []string, prefix string) string {
+	return settingsTag(struct {
+		Messages []Message
+		Stop     []string
+		Prefix   string
+	}{msgs, stop, prefix})
 }
 
-// journalKey is "real@<tag>/<query id>/<tool id>" ("real/…" when the tag is unset).
-func (c RealConfig) journalKey(p RealPair) string {
+// journalKey is SynKey with the settings tag and the prompt's tag:
+// "syn@<settings>.<prompt>/n<queries>/<tool id>" (SynKey alone when the settings tag is unset,
+// the layout of journals written before settings were part of the key).
+func (c SynConfig) journalKey(t catalog.Tool) string {
+	if c.JournalTag == "" {
+		return SynKey(c.QueriesPerTool, t.ID)
+	}
+	msgs, stop, prefix := SynMessages(c.PromptStyle, t, c.QueriesPerTool)
+	return "syn@" + c.JournalTag + "." + promptTag(msgs, stop, prefix) + strings.TrimPrefix(SynKey(c.QueriesPerTool, t.ID), "syn")
+}
+
+// legacyKeys are the keys an earlier layout gave the item: without any tag, and with the
+// settings tag but not the prompt's.
+func (c SynConfig) legacyKeys(toolID string) []string {
+	untagged := SynKey(c.QueriesPerTool, toolID)
+	return []string{untagged, "syn@" + c.JournalTag + strings.TrimPrefix(untagged, "syn")}
+}
+
+// journalKey is "real@<settings>.<prompt>/<query id>/<tool id>" ("real/…" when the settings
+// tag is unset); t is the pair's tool.
+func (c RealConfig) journalKey(p RealPair, t catalog.Tool) string {
 	if c.JournalTag == "" {
 		return realKey(p)
 	}
-	return "real@" + c.JournalTag + strings.TrimPrefix(realKey(p), "real")
+	msgs, stop := ValidatorMessages(c.PromptStyle, p.Query.Text, t)
+	return "real@" + c.JournalTag + "." + promptTag(msgs, stop, "") + strings.TrimPrefix(realKey(p), "real")
+}
+
+// legacyKeys are the keys earlier layouts gave the pair (see SynConfig.legacyKeys).
+func (c RealConfig) legacyKeys(p RealPair) []string {
+	untagged := realKey(p)
+	return []string{untagged, "real@" + c.JournalTag + strings.TrimPrefix(untagged, "real")}
 }
 
 // realPair returns the pair a Real journal key stands for ("/<query id>/<tool id>", the same
@@ -86,29 +116,45 @@ func realPair(key string) (string, bool) {
 	return key[strings.Index(key, "/"):], true
 }
 
-// LegacyRecords counts the journal's records under keys without a settings tag: written before
-// settings were part of the key, they are not reused unless adopted (AdoptLegacy).
+// LegacyRecords counts the journal's records under an earlier key layout: without a settings
+// tag (written before settings were part of the key) or without a prompt tag (before the
+// rendered prompt was). They are not reused unless adopted (AdoptLegacy).
 func LegacyRecords(j *Journal) int {
 	n := 0
 	for _, r := range j.Records() {
-		if strings.HasPrefix(r.Key, "syn/") || strings.HasPrefix(r.Key, "real/") {
+		if isLegacyKey(r.Key) {
 			n++
 		}
 	}
 	return n
 }
 
-// adoptLegacy copies the successful legacy record of each job that has none under its own key,
-// for a caller who knows the legacy records were made with the current settings.
-func adoptLegacy(j *Journal, jobs []job, legacy func(i int) string) error {
+func isLegacyKey(key string) bool {
+	if strings.HasPrefix(key, "syn/") || strings.HasPrefix(key, "real/") {
+		return true
+	}
+	if !strings.HasPrefix(key, "syn@") && !strings.HasPrefix(key, "real@") {
+		return false
+	}
+	head, _, _ := strings.Cut(key, "/")
+	return !strings.Contains(head, ".")
+}
+
+// adoptLegacy copies the successful legacy record of each job that has none under its own key
+// (the first of its legacy keys that has one), for a caller who knows the legacy records were
+// made with the current settings and prompts.
+func adoptLegacy(j *Journal, jobs []job, legacy func(i int) []string) error {
 	for i, jb := range jobs {
 		if j.Done(jb.key) {
 			continue
 		}
-		if r, ok := j.Get(legacy(i)); ok && r.OK {
-			r.Key = jb.key
-			if err := j.Append(r); err != nil {
-				return err
+		for _, key := range legacy(i) {
+			if r, ok := j.Get(key); ok && r.OK {
+				r.Key = jb.key
+				if err := j.Append(r); err != nil {
+					return err
+				}
+				break
 			}
 		}
 	}

@@ -3,11 +3,14 @@ package synth
 import (
 	"context"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rated-dev/rated/pkg/bench"
+	"github.com/rated-dev/rated/pkg/catalog"
 	"github.com/rated-dev/rated/pkg/retrieve"
 )
 
@@ -101,4 +104,118 @@ func TestLegacyRecordsAreAdoptedOnlyWhenAsked(t *testing.T) {
 		t.Errorf("another model: %d requests, want 4", got)
 	}
 	j.Close()
+}
+
+// TestEditedPromptAsksAgain: the journal key held the settings but not what the prompt was
+// filled with, so a tool whose description changed between runs (a recrawl) reused the queries
+// written for its old description. Only the edited tool is asked again; records under the
+// earlier layout (settings tag, no prompt tag) count as legacy and are adopted only when asked.
+func TestEditedPromptAsksAgain(t *testing.T) {
+	tools := syntheticTools(3)
+	cfg := DefaultSynConfig()
+	cfg.QueriesPerTool = 3
+	cfg = cfg.WithModel(ModelSettings{Model: "stub"})
+	j, err := OpenJournal(filepath.Join(t.TempDir(), "syn.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	gen := &countingGen{}
+	run := func(tools []catalog.Tool, cfg SynConfig) int64 {
+		t.Helper()
+		before := gen.n.Load()
+		if err := GenerateSyn(context.Background(), gen, tools, cfg, j, nil, time.Now); err != nil {
+			t.Fatal(err)
+		}
+		return gen.n.Load() - before
+	}
+	if got := run(tools, cfg); got != 3 {
+		t.Fatalf("first run: %d requests, want 3", got)
+	}
+	if got := run(tools, cfg); got != 0 {
+		t.Fatalf("unchanged rerun: %d requests, want 0", got)
+	}
+	edited := slices.Clone(tools)
+	edited[1].Description = "sends the weekly invoice to the client"
+	if got := run(edited, cfg); got != 1 {
+		t.Fatalf("one description edited: %d requests, want 1", got)
+	}
+	if got := run(tools, cfg); got != 0 {
+		t.Fatalf("back to the old description: %d requests, want 0 (its answer stays in the journal)", got)
+	}
+
+	// A journal of the earlier layout: the same records under "syn@<settings>/n3/<id>".
+	old, err := OpenJournal(filepath.Join(t.TempDir(), "old.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	for _, r := range j.Records() {
+		head, rest, _ := strings.Cut(r.Key, "/")
+		r.Key = head[:strings.Index(head, ".")] + "/" + rest
+		if err := old.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := LegacyRecords(old); n != 3 {
+		t.Fatalf("legacy records of the earlier layout: %d, want 3", n)
+	}
+	j = old
+	if got := run(tools, cfg); got != 3 {
+		t.Fatalf("earlier layout without adoption: %d requests, want 3", got)
+	}
+	fresh, err := OpenJournal(filepath.Join(t.TempDir(), "fresh.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	for _, r := range old.Records() {
+		if isLegacyKey(r.Key) {
+			fresh.Append(r)
+		}
+	}
+	j = fresh
+	adopt := cfg
+	adopt.AdoptLegacy = true
+	if got := run(tools, adopt); got != 0 {
+		t.Fatalf("earlier layout adopted: %d requests, want 0", got)
+	}
+}
+
+// scoreGen answers every validator request with the same score.
+type scoreGen struct{ n atomic.Int64 }
+
+func (g *scoreGen) Model() string { return "stub" }
+func (g *scoreGen) Complete(_ context.Context, r Request) (Completion, error) {
+	g.n.Add(1)
+	return Completion{Text: `{"score": 0.9}`, Attempts: 1, Seed: r.Seed}, nil
+}
+
+// TestEditedRealQueryAsksAgain: a real query whose text changed under the same id (an edited
+// --real-queries file) reused the verdict on the old text.
+func TestEditedRealQueryAsksAgain(t *testing.T) {
+	tools := syntheticTools(2)
+	cfg := DefaultRealConfig().WithModel(ModelSettings{Model: "stub"})
+	j, err := OpenJournal(filepath.Join(t.TempDir(), "real.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	pairs := func(text string) []RealPair {
+		return []RealPair{{Query: RealQuery{ID: "q1", Text: text}, ToolID: tools[0].ID, RetrievalScore: 1},
+			{Query: RealQuery{ID: "q2", Text: "book a table"}, ToolID: tools[1].ID, RetrievalScore: 1}}
+	}
+	gen := &scoreGen{}
+	for i, c := range []struct {
+		text string
+		want int64
+	}{{"send an email", 2}, {"send an email", 0}, {"send a fax", 1}, {"send an email", 0}} {
+		before := gen.n.Load()
+		if err := ValidateReal(context.Background(), gen, pairs(c.text), tools, cfg, j, nil, time.Now); err != nil {
+			t.Fatal(err)
+		}
+		if got := gen.n.Load() - before; got != c.want {
+			t.Errorf("run %d (%q): %d requests, want %d", i, c.text, got, c.want)
+		}
+	}
 }

@@ -115,7 +115,7 @@ func GenerateSyn(ctx context.Context, gen Generator, tools []catalog.Tool, cfg S
 	for i := range tools {
 		t := tools[i]
 		seed := subSeed(cfg.Seed, t.ID)
-		jobs[i] = job{key: cfg.journalKey(t.ID), do: func(ctx context.Context) Record {
+		jobs[i] = job{key: cfg.journalKey(t), do: func(ctx context.Context) Record {
 			accept := func(text string) error {
 				for _, q := range ParseQueries(text) {
 					if n := WordCount(q); n >= cfg.MinWords && n <= cfg.MaxWords && !CopiesExample(q, t) {
@@ -139,7 +139,7 @@ func GenerateSyn(ctx context.Context, gen Generator, tools []catalog.Tool, cfg S
 		}}
 	}
 	if cfg.AdoptLegacy {
-		if err := adoptLegacy(j, jobs, func(i int) string { return SynKey(cfg.QueriesPerTool, tools[i].ID) }); err != nil {
+		if err := adoptLegacy(j, jobs, func(i int) []string { return cfg.legacyKeys(tools[i].ID) }); err != nil {
 			return err
 		}
 	}
@@ -171,7 +171,7 @@ func AssembleSyn(tools []catalog.Tool, j *Journal, r retrieve.Retriever, cfg Syn
 	type pos struct{ text, tool string }
 	var kept []pos
 	for _, t := range tools {
-		key := cfg.journalKey(t.ID)
+		key := cfg.journalKey(t)
 		rec, ok := j.Get(key)
 		if !ok {
 			st.ToolsFailed++
