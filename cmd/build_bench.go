@@ -93,7 +93,7 @@ again. The LLM server must be running: rated llm up.`,
 	fl.BoolVar(&f.noReal, "no-real", false, "skip EcoAgent-Real")
 	fl.BoolVar(&f.retrievalOnly, "retrieval-only", false, "only retrieve the Real candidates and write their score distribution to --out/retrieval.json (no LLM)")
 	fl.Float64Var(&f.minSuccess, "min-success", 0.5, "fail, writing nothing, when fewer than this share of the tools (Syn) or of the validated pairs (Real) succeed")
-	fl.BoolVar(&f.adoptJournal, "adopt-journal", false, "reuse journal records written before the settings were part of their key, as made with this run's model, seed and sampling settings")
+	fl.BoolVar(&f.adoptJournal, "adopt-journal", false, "reuse journal records written before the settings (or the filled-in prompt) were part of their key, as made with this run's model, seed, sampling settings and tool and query texts")
 	_ = cmd.MarkFlagRequired("out")
 	cmd.AddCommand(newAuditCmd(), newAuditSynCmd())
 	return cmd
@@ -248,6 +248,17 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 	if len(tools) == 0 {
 		return fmt.Errorf("no tools left after sampling %s (--tools %d, --platforms %v)", catPath, f.tools, f.platforms)
 	}
+	// The real queries before any work: a bad --real-queries file was found only after the
+	// whole Syn generation (hours on a CPU).
+	var queries []synth.RealQuery
+	if !f.noReal || f.retrievalOnly {
+		if queries, err = readRealQueries(f.realQueries); err != nil {
+			return err
+		}
+		if f.realLimit > 0 && len(queries) > f.realLimit {
+			queries = queries[:f.realLimit]
+		}
+	}
 	setOpts := buildBenchOutput()
 	if f.retrievalOnly {
 		setOpts = buildBenchRetrievalOutput()
@@ -284,7 +295,7 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 		f.minScore = synth.DefaultMinRetrievalScore(ret.Name(), minCosine)
 	}
 	if f.retrievalOnly {
-		return retrievalOnly(c, f, ret, corpus, set)
+		return retrievalOnly(c, f, ret, corpus, queries, set)
 	}
 	client, err := synth.NewClient(lc.ClientConfig(), &http.Client{})
 	if err != nil {
@@ -331,7 +342,7 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 			fmt.Fprintf(errw, "%s: dropped a torn last journal line (%d bytes) left by an interrupted run\n", name, j.Dropped)
 		}
 		if n := synth.LegacyRecords(j); n > 0 && !f.adoptJournal {
-			fmt.Fprintf(errw, "%s: %d records were journaled before the settings were part of their key; they are not reused (--adopt-journal reuses them, if they were made with this run's model, seed and sampling settings)\n", name, n)
+			fmt.Fprintf(errw, "%s: %d records were journaled under an earlier key layout (before the settings, or the filled-in prompt, were part of their key); they are not reused (--adopt-journal reuses them, if they were made with this run's model, seed, sampling settings and tool and query texts)\n", name, n)
 		}
 		return j, nil
 	}
@@ -354,13 +365,6 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 		out.Syn, out.Info.Syn = res, &syn
 	}
 	if !f.noReal {
-		queries, err := readRealQueries(f.realQueries)
-		if err != nil {
-			return err
-		}
-		if f.realLimit > 0 && len(queries) > f.realLimit {
-			queries = queries[:f.realLimit]
-		}
 		pairs, err := synth.RealCandidates(ret, queries, corpus, real.TopK)
 		if err != nil {
 			return err
@@ -465,16 +469,9 @@ func modelDigest(ctx context.Context, lc synth.LLMConfig, f buildBenchFlags, cfg
 	return digest, src, nil
 }
 
-// retrievalOnly retrieves the Real candidates and writes their score report to
+// retrievalOnly retrieves the Real candidates of queries (read and limited by runBuildBench) and writes their score report to
 // <out>/retrieval.json, without the LLM.
-func retrievalOnly(c *cobra.Command, f buildBenchFlags, ret *benchRetriever, tools []catalog.Tool, set *outdir.Set) error {
-	queries, err := readRealQueries(f.realQueries)
-	if err != nil {
-		return err
-	}
-	if f.realLimit > 0 && len(queries) > f.realLimit {
-		queries = queries[:f.realLimit]
-	}
+func retrievalOnly(c *cobra.Command, f buildBenchFlags, ret *benchRetriever, tools []catalog.Tool, queries []synth.RealQuery, set *outdir.Set) error {
 	pairs, err := synth.RealCandidates(ret, queries, tools, f.topK)
 	if err != nil {
 		return err

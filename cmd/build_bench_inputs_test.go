@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -234,5 +235,31 @@ func TestBuildBenchAuditSamplesTaggedJournal(t *testing.T) {
 	}
 	if got := mustRead(t, csvPath); !strings.Contains(got, "q1") || strings.Count(got, "\n") != 2 {
 		t.Fatalf("audit CSV:\n%s", got)
+	}
+}
+
+// TestBuildBenchRealQueriesReadFirst: a malformed --real-queries file was read only after the
+// whole Syn generation had run (hours on a CPU); it is refused, naming the file and line, before
+// the LLM is asked anything or --out is made.
+func TestBuildBenchRealQueriesReadFirst(t *testing.T) {
+	var asked atomic.Int64
+	base := serveLoopback(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		http.Error(w, "not expected", http.StatusInternalServerError)
+	}))
+	bad := filepath.Join(t.TempDir(), "real.jsonl")
+	os.WriteFile(bad, []byte(`{"query_id":"q1","query":"find a flight"}`+"\n"+`{"query_id":"q2"}`+"\n"), 0o644)
+	out := filepath.Join(t.TempDir(), "out")
+	args := synArgs(llmYAML(t, base, ""), out, "--real-queries", bad)
+	args = slices.DeleteFunc(args, func(a string) bool { return a == "--no-real" })
+	_, stderr, err := runRated(args...)
+	if err == nil || !strings.Contains(err.Error(), bad+":2: want query_id and query") {
+		t.Fatalf("error %v, want it to name %s:2", err, bad)
+	}
+	if asked.Load() != 0 || strings.Contains(stderr, "retriever:") {
+		t.Errorf("work started before the refusal (%d requests):\n%s", asked.Load(), stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s was created", out)
 	}
 }
