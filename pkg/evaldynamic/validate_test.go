@@ -32,6 +32,16 @@ func TestImpossibleValuesAreRefusedBeforeWork(t *testing.T) {
 		{"retrieval:\n  tau: 0\n", "retrieval.tau"},
 		{"fusion:\n  semantic: .inf\n", "fusion.semantic"},
 		{"scenarios:\n  - {name: s, failure_rate: 0.2, theta: .nan, events: [{kind: persistent, start: 2000, select: {by: frequency, fraction: 0.2}}]}\n", "scenarios[0].theta"},
+		// Keys of another kind were ignored (a persistent outage with an end never ended), and a
+		// flaky event without success_prob ran as a tool that never succeeds.
+		{"scenarios:\n  - {name: s, failure_rate: 0.2, theta: 0.9, events: [{kind: persistent, start: 2000, end: 3000, select: {by: frequency, fraction: 0.2}}]}\n",
+			"scenarios[0].events[0].end = 3000: a persistent event has no end"},
+		{"scenarios:\n  - {name: s, failure_rate: 0.2, theta: 0.9, events: [{kind: flaky, start: 2000, select: {by: frequency, fraction: 0.2}}]}\n",
+			"scenarios[0].events[0].success_prob = 0: a flaky tool succeeds with a probability in (0, 1]"},
+		{"scenarios:\n  - {name: s, failure_rate: 0.2, theta: 0.9, events: [{kind: transient, start: 2000, end: 3000, period: 50, select: {by: frequency, fraction: 0.2}}]}\n",
+			"scenarios[0].events[0].period = 50: only a flapping event has a period, not transient"},
+		{"scenarios:\n  - {name: s, failure_rate: 0.2, theta: 0.9, events: [{kind: persistent, start: 2000, success_prob: 0.3, select: {by: frequency, fraction: 0.2}}]}\n",
+			"scenarios[0].events[0].success_prob = 0.3: only a flaky event"},
 		// Post-Fail SR shares one window over every scenario; a later onset once had it count that
 		// scenario's pre-failure steps (and the notes stated only the first scenario's onset).
 		{"scenarios:\n  - {name: s, failure_rate: 0.2, theta: 0.9, events: [{kind: persistent, start: 2000, select: {by: frequency, fraction: 0.2}}]}\n  - {name: late, failure_rate: 0.2, theta: 0.9, events: [{kind: persistent, start: 3000, select: {by: frequency, fraction: 0.2}}]}\n",

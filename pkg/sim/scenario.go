@@ -106,11 +106,22 @@ func (s Scenario) Validate(key string, steps int) error {
 				return fmt.Errorf("%s.end = %d: flapping must end after its start %d (0: never)", ek, e.End, e.Start)
 			}
 		case EventFlaky:
-			if e.SuccessProb < 0 || e.SuccessProb > 1 {
-				return fmt.Errorf("%s.success_prob = %v: must be in [0, 1]", ek, e.SuccessProb)
+			// 0 is also what a missing success_prob reads as: a flaky tool that never succeeds
+			// is a persistent failure, and was run as one without a word.
+			if !(e.SuccessProb > 0 && e.SuccessProb <= 1) {
+				return fmt.Errorf("%s.success_prob = %v: a flaky tool succeeds with a probability in (0, 1] (missing reads as 0; kind persistent is a tool that never does)", ek, e.SuccessProb)
 			}
 		default:
 			return fmt.Errorf("%s.kind: unknown event %q (persistent, transient, flapping, flaky, new_tools)", ek, e.Kind)
+		}
+		// Keys of another kind were ignored: a persistent event with an end never ended.
+		switch {
+		case e.End != 0 && e.Kind != EventTransient && e.Kind != EventFlapping:
+			return fmt.Errorf("%s.end = %d: a %s event has no end (transient and flapping do)", ek, e.End, e.Kind)
+		case e.Period != 0 && e.Kind != EventFlapping:
+			return fmt.Errorf("%s.period = %d: only a flapping event has a period, not %s", ek, e.Period, e.Kind)
+		case e.SuccessProb != 0 && e.Kind != EventFlaky:
+			return fmt.Errorf("%s.success_prob = %v: only a flaky event has a success probability, not %s", ek, e.SuccessProb, e.Kind)
 		}
 		if e.Start < 0 || e.Start >= steps {
 			return fmt.Errorf("%s.start = %d: must be in [0, %d)", ek, e.Start, steps)
