@@ -127,6 +127,11 @@ and commit.`,
 			for _, w := range b.Warnings {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %s\n", name, w)
 			}
+			if !sweep {
+				for _, w := range cfg.Warnings() {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
+				}
+			}
 			h, err := assetHome(cmd)
 			if err != nil {
 				return err

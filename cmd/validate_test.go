@@ -166,6 +166,9 @@ policies:
 	}
 	if _, stderr, err := runRated(args()...); err != nil {
 		t.Fatalf("first run: %v\n%s", err, stderr)
+	} else if !strings.Contains(stderr, `warning: goals.policy = "RATED-R (recommended)" names no policy of this run`) {
+		// tiny.yaml replaces the policies and keeps paper.yaml's goals.
+		t.Errorf("no warning that goals.* are not written:\n%s", stderr)
 	}
 	want := filepath.Join(logDir, "execution_p20_static_seed1-000001.jsonl")
 	before, err := os.ReadFile(want)
@@ -249,6 +252,7 @@ func TestCrawlFlagsRefusedBeforeWork(t *testing.T) {
 func TestSweepAndLogNamesCheckedFirst(t *testing.T) {
 	twins := filepath.Join(t.TempDir(), "twins.yaml")
 	os.WriteFile(twins, []byte("dynamic: {compare: []}\npolicies:\n  - {name: \"Static (A)\", kind: static}\n  - {name: \"Static A\", kind: static}\n"), 0o644)
+	extended := filepath.Join("..", "configs", "extended.yaml")
 	sweepCfg := filepath.Join("..", "configs", "sweep-reliability.yaml")
 	missing := filepath.Join(t.TempDir(), "no-bench")
 	cases := []struct {
@@ -256,8 +260,8 @@ func TestSweepAndLogNamesCheckedFirst(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"sweep on test", []string{"--config", sweepCfg, "--sweep", "--split", "test"}, "sweep: dynamic.split = test"},
-		{"sweep with a decision log", []string{"--config", sweepCfg, "--sweep", "--decision-log", filepath.Join(t.TempDir(), "log")}, "--decision-log with --sweep"},
+		{"sweep on test", []string{"--config", extended, "--config", sweepCfg, "--sweep", "--split", "test"}, "sweep: dynamic.split = test"},
+		{"sweep with a decision log", []string{"--config", extended, "--config", sweepCfg, "--sweep", "--decision-log", filepath.Join(t.TempDir(), "log")}, "--decision-log with --sweep"},
 		{"twin policy names", []string{"--config", twins, "--decision-log", filepath.Join(t.TempDir(), "log")}, `policy "Static A", seed 1 would share the decision-log prefix`},
 	}
 	for _, c := range cases {

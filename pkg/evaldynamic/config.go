@@ -112,9 +112,22 @@ func LoadConfig(v *viper.Viper, files []string) (*Config, error) {
 	v.SetEnvPrefix("RATED")
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	v.AutomaticEnv()
-	set, err := checkEnvironment(v.AllKeys(), os.Environ())
+	// The keys the files set and every key of Config: viper lists only the former, so a key no
+	// file sets (dynamic.bound_attempts, the sweep section) was refused or silently ignored.
+	present := v.AllKeys()
+	known := append(slices.Clone(present), configKeys(reflect.TypeFor[Config](), "")...)
+	slices.Sort(known)
+	set, err := checkEnvironment(slices.Compact(known), os.Environ())
 	if err != nil {
 		return nil, err
+	}
+	for key, name := range set {
+		if !slices.Contains(present, key) {
+			// AutomaticEnv applies only to keys viper already has.
+			if err := v.BindEnv(key, name); err != nil {
+				return nil, fmt.Errorf("environment %s: %w", name, err)
+			}
+		}
 	}
 	cfg, err := unmarshal(v)
 	if err != nil {
@@ -142,10 +155,41 @@ func LoadConfig(v *viper.Viper, files []string) (*Config, error) {
 	if from := written.Dynamic.Steps; cfg.Dynamic.Steps != from && from > 0 && cfg.Dynamic.Steps > 0 && sameTimeline(cfg, written) {
 		cfg.scaleTimeline(from)
 	}
+	if err := cfg.restoreMarginNames(); err != nil {
+		return nil, err
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// restoreMarginNames gives sweep.criterion.fsr_margins' keys the spelling of the scenarios they
+// name: viper lower-cases map keys, so the margin of a scenario "Provider-20" was never found
+// and the default margin applied.
+func (c *Config) restoreMarginNames() error {
+	if c.Sweep == nil || len(c.Sweep.Criterion.FSRMargins) == 0 {
+		return nil
+	}
+	out := make(map[string]float64, len(c.Sweep.Criterion.FSRMargins))
+	for key, m := range c.Sweep.Criterion.FSRMargins {
+		name := key
+		var matches []string
+		for _, s := range c.Scenarios {
+			if strings.EqualFold(s.Name, key) {
+				matches = append(matches, s.Name)
+			}
+		}
+		switch {
+		case len(matches) == 1:
+			name = matches[0]
+		case len(matches) > 1:
+			return fmt.Errorf("sweep.criterion.fsr_margins.%s: scenarios %s differ only in case, which the configuration's map keys lose; rename one", key, strings.Join(matches, ", "))
+		}
+		out[name] = m
+	}
+	c.Sweep.Criterion.FSRMargins = out
+	return nil
 }
 
 // checkEnvironment refuses RATED_<SECTION>_<KEY> variables of a configuration section that name
@@ -186,6 +230,31 @@ func checkEnvironment(keys []string, environ []string) (map[string]string, error
 		set[key] = name
 	}
 	return set, nil
+}
+
+// configKeys lists the configuration keys of t's yaml fields under prefix ("dynamic.steps"):
+// nested structs give their fields, a map or any other value is one key.
+func configKeys(t reflect.Type, prefix string) []string {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var keys []string
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" || name == "-" || !f.IsExported() {
+			continue
+		}
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if ft.Kind() == reflect.Struct {
+			keys = append(keys, configKeys(ft, prefix+name+".")...)
+			continue
+		}
+		keys = append(keys, prefix+name)
+	}
+	return keys
 }
 
 // readFiles reads the embedded configs/paper.yaml into v and merges each file over it.
@@ -479,8 +548,21 @@ func (c *Config) Validate() error {
 		if !names[name] {
 			return fmt.Errorf("dynamic.compare[%d] = %q: no policy of that name (a file that replaces the policies sets dynamic.compare too, [] for none)", i, name)
 		}
+		if j := slices.Index(c.Dynamic.Compare, name); j < i {
+			return fmt.Errorf("dynamic.compare[%d] = %q: already dynamic.compare[%d] (paired.* would hold its comparisons twice)", i, name, j)
+		}
 	}
 	return nil
+}
+
+// Warnings are what a run with c silently leaves out: goals.policy naming no policy of the run
+// (paper.yaml's goals stay when a file replaces the policies), so no goals.* are written.
+func (c *Config) Warnings() []string {
+	var w []string
+	if p := c.Goals.Policy; p != "" && c.policyNamed(p) == nil {
+		w = append(w, fmt.Sprintf("goals.policy = %q names no policy of this run: goals.* are not written (set goals.policy to one of the policies, or \"\" to silence this)", p))
+	}
+	return w
 }
 
 // Onsets describes the scenarios' failure onsets (0-based steps): "step 2000" when they

@@ -66,7 +66,14 @@ func TestShippedConfigsLoad(t *testing.T) {
 		default:
 			loaded++
 			raw, _ := configs.Files.ReadFile(e.Name())
-			cfg, err := LoadConfig(viper.New(), []string{writeYAML(t, string(raw))})
+			files := []string{writeYAML(t, string(raw))}
+			if strings.HasPrefix(e.Name(), "sweep-") {
+				// The sweeps run over extended.yaml's scenarios (their usage lines), which their
+				// per-scenario margins name.
+				ext, _ := configs.Files.ReadFile("extended.yaml")
+				files = append([]string{writeYAML(t, string(ext))}, files...)
+			}
+			cfg, err := LoadConfig(viper.New(), files)
 			if err != nil {
 				t.Fatalf("configs/%s: %v", e.Name(), err)
 			}

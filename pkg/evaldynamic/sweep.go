@@ -3,9 +3,11 @@ package evaldynamic
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
@@ -109,6 +111,11 @@ func (c *Config) CheckSweep() error {
 		{"sweep.criterion.pre_reference", s.Criterion.PreReference}} {
 		if ref.name != "" && c.policyNamed(ref.name) == nil {
 			return fmt.Errorf("%s = %q: no policy of that name", ref.key, ref.name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Criterion.FSRMargins)) {
+		if !slices.ContainsFunc(c.Scenarios, func(sc sim.Scenario) bool { return sc.Name == name }) {
+			return fmt.Errorf("sweep.criterion.fsr_margins.%s: no scenario of that name (a margin for it would never apply)", name)
 		}
 	}
 	if p := s.Criterion.Protocol; p != "" {

@@ -32,6 +32,7 @@ func TestImpossibleValuesAreRefusedBeforeWork(t *testing.T) {
 		{"retrieval:\n  tau: 0\n", "retrieval.tau"},
 		{"fusion:\n  semantic: .inf\n", "fusion.semantic"},
 		{"scenarios:\n  - {name: s, failure_rate: 0.2, theta: .nan, events: [{kind: persistent, start: 2000, select: {by: frequency, fraction: 0.2}}]}\n", "scenarios[0].theta"},
+		{"dynamic:\n  compare: [\"Static top-1\", \"RATED (Full)\", \"Static top-1\"]\n", `dynamic.compare[2] = "Static top-1": already dynamic.compare[0]`},
 		// Keys of another kind were ignored (a persistent outage with an end never ended), and a
 		// flaky event without success_prob ran as a tool that never succeeds.
 		{"scenarios:\n  - {name: s, failure_rate: 0.2, theta: 0.9, events: [{kind: persistent, start: 2000, end: 3000, select: {by: frequency, fraction: 0.2}}]}\n",
@@ -199,5 +200,93 @@ func TestBadStepsInAFileAreNamedUnderAnOverride(t *testing.T) {
 	t.Setenv("RATED_DYNAMIC_STEPS", "200")
 	if _, err := LoadConfig(viper.New(), []string{f}); err == nil || !strings.Contains(err.Error(), "dynamic.steps = -5 in the configuration files") {
 		t.Errorf("error %v, want it to name dynamic.steps = -5", err)
+	}
+}
+
+// TestEnvironmentSetsKeysNoFileSets: the known keys came from the files alone, so
+// RATED_DYNAMIC_BOUND_ATTEMPTS (paper.yaml sets no bound_attempts) was refused as naming no key,
+// and RATED_SWEEP_POLICY (no sweep section) was ignored without a word.
+func TestEnvironmentSetsKeysNoFileSets(t *testing.T) {
+	t.Setenv("RATED_DYNAMIC_BOUND_ATTEMPTS", "1.15")
+	// Applied: paper.yaml has no oracle_fallback policy for the bounds to come from.
+	if _, err := LoadConfig(viper.New(), nil); err == nil || !strings.Contains(err.Error(), "dynamic.bound_attempts: the bounds come from oracle_fallback") {
+		t.Fatalf("RATED_DYNAMIC_BOUND_ATTEMPTS: %v", err)
+	}
+	t.Setenv("RATED_DYNAMIC_BOUND_ATTEMPTS", "1.15,1.3")
+	cfg, err := LoadConfig(viper.New(), []string{writeYAML(t, "policies:\n  - {name: s, kind: static}\n  - {name: o, kind: oracle_fallback}\ndynamic:\n  compare: []\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Dynamic.BoundAttempts; len(got) != 2 || got[0] != 1.15 || got[1] != 1.3 {
+		t.Fatalf("dynamic.bound_attempts %v, want [1.15 1.3]", got)
+	}
+	os.Unsetenv("RATED_DYNAMIC_BOUND_ATTEMPTS")
+	t.Setenv("RATED_SWEEP_POLICY", "Static")
+	cfg, err = LoadConfig(viper.New(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Sweep == nil || cfg.Sweep.Policy != "Static" {
+		t.Fatalf("RATED_SWEEP_POLICY ignored: sweep %+v", cfg.Sweep)
+	}
+	t.Setenv("RATED_SWEEP_POLICI", "Static")
+	if _, err := LoadConfig(viper.New(), nil); err == nil || !strings.Contains(err.Error(), "RATED_SWEEP_POLICI: no configuration key sweep.*") {
+		t.Fatalf("RATED_SWEEP_POLICI: %v", err)
+	}
+}
+
+// TestFSRMarginsKeepScenarioNames: viper lower-cases map keys, so the margin written for a
+// scenario "Provider-20" was looked up as "provider-20", never found, and the default applied;
+// a margin naming no scenario was ignored too.
+func TestFSRMarginsKeepScenarioNames(t *testing.T) {
+	sweep := func(margins string) string {
+		return `dynamic: {compare: [], split: dev}
+scenarios:
+  - {name: Provider-20, failure_rate: 0.2, theta: 0.9, events: [{kind: persistent, start: 2000, select: {by: frequency, fraction: 0.2, unit: provider}}]}
+  - {name: p20, failure_rate: 0.2, theta: 0.9, events: [{kind: persistent, start: 2000, select: {by: frequency, fraction: 0.2}}]}
+policies:
+  - {name: BL, kind: blacklist}
+  - {name: R, kind: rated, alpha: 0.1, gamma: 0.9}
+sweep:
+  policy: R
+  params: [{key: alpha, values: [0.1, 0.2]}]
+  criterion: {fsr_reference: BL, fsr_margin: 0.01, fsr_margins: ` + margins + `}
+`
+	}
+	cfg, err := LoadConfig(viper.New(), []string{writeYAML(t, sweep("{Provider-20: -0.001}"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := cfg.Sweep.Criterion.FSRMargins["Provider-20"]; !ok || m != -0.001 {
+		t.Fatalf("fsr_margins %v, want Provider-20: -0.001", cfg.Sweep.Criterion.FSRMargins)
+	}
+	if err := cfg.CheckSweep(); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = LoadConfig(viper.New(), []string{writeYAML(t, sweep("{p2O: -0.001}"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.CheckSweep(); err == nil || !strings.Contains(err.Error(), "sweep.criterion.fsr_margins.p2o: no scenario of that name") {
+		t.Fatalf("a margin naming no scenario: %v", err)
+	}
+}
+
+// TestGoalsPolicyOfAnotherRunIsWarned: a file that replaces the policies keeps paper.yaml's
+// goals.policy, and the run wrote no goals.* without a word.
+func TestGoalsPolicyOfAnotherRunIsWarned(t *testing.T) {
+	paper, err := LoadConfig(viper.New(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := paper.Warnings(); len(w) != 0 {
+		t.Fatalf("paper.yaml: %v", w)
+	}
+	cfg, err := LoadConfig(viper.New(), []string{writeYAML(t, "dynamic: {compare: []}\npolicies:\n  - {name: s, kind: static}\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := cfg.Warnings(); len(w) != 1 || !strings.Contains(w[0], `goals.policy = "`+paper.Goals.Policy+`" names no policy of this run`) {
+		t.Fatalf("warnings %v", w)
 	}
 }
