@@ -316,3 +316,27 @@ func TestRunCompletesWithFailures(t *testing.T) {
 		}
 	}
 }
+
+// TestUnwritableJournalStopsTheRun: an Append that failed (disk full, a removed file) was
+// remembered but the workers went on asking the model for every remaining item, whose answers
+// were all lost; now the run stops at once and names the journal.
+func TestUnwritableJournalStopsTheRun(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "syn.jsonl")
+	j, err := OpenJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.f.Close() // every Append now fails to write
+	cfg := DefaultSynConfig()
+	cfg.QueriesPerTool, cfg.Concurrency = 3, 2
+	gen := &countingGen{}
+	err = GenerateSyn(context.Background(), gen, syntheticTools(40), cfg, j, nil, time.Now)
+	if err == nil || !strings.Contains(err.Error(), "syn: generate: journal "+path) {
+		t.Fatalf("error %v, want it to name the journal %s", err, path)
+	}
+	// The two workers' first answers fail to append; at most one more item each was taken
+	// before the cancellation reached the feed.
+	if n := gen.n.Load(); n > 4 {
+		t.Errorf("%d of 40 items asked after the journal failed", n)
+	}
+}

@@ -3,6 +3,7 @@ package synth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -33,8 +34,11 @@ type job struct {
 // runJobs runs the jobs whose key has no successful record in the journal, at most concurrency at
 // a time, appending each finished record to the journal as soon as it is done. It returns when all
 // jobs are done or ctx ends (then the error is ctx's). Failed items are journaled as failures and
-// do not stop the run.
-func runJobs(ctx context.Context, j *Journal, jobs []job, concurrency int, stage string, p Progress, now func() time.Time) error {
+// do not stop the run; a journal that cannot be written does: the workers are cancelled, since
+// every answer they went on to get would be lost.
+func runJobs(parent context.Context, j *Journal, jobs []job, concurrency int, stage string, p Progress, now func() time.Time) error {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
 	if concurrency < 1 {
 		concurrency = 1
 	}
@@ -55,6 +59,9 @@ func runJobs(ctx context.Context, j *Journal, jobs []job, concurrency int, stage
 		go func() {
 			defer wg.Done()
 			for jb := range work {
+				if ctx.Err() != nil {
+					continue // select may still hand out an item after the cancellation
+				}
 				start := now()
 				r := jb.do(ctx)
 				if ctx.Err() != nil && !r.OK {
@@ -67,9 +74,10 @@ func runJobs(ctx context.Context, j *Journal, jobs []job, concurrency int, stage
 				if err := j.Append(r); err != nil {
 					mu.Lock()
 					if firstErr == nil {
-						firstErr = err
+						firstErr = fmt.Errorf("%s: journal %s: %w", stage, j.path, err)
 					}
 					mu.Unlock()
+					cancel()
 					continue
 				}
 				p.Add(1)
@@ -89,7 +97,7 @@ feed:
 	if firstErr != nil {
 		return firstErr
 	}
-	return ctx.Err()
+	return parent.Err()
 }
 
 // failureRecord turns a request error into a failed record.
