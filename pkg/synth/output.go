@@ -95,10 +95,21 @@ func (o *Output) Write(dir string) error {
 		return err
 	}
 	return atomicfile.Write(filepath.Join(dir, "DATASHEET.md"), func(w io.Writer) error {
-		return datasheet.Execute(w, map[string]any{
-			"I": o.Info, "Syn": o.Syn, "Real": o.Real,
-			"SynPrompt": SynPromptTemplate, "ValidatorPrompt": ValidatorPromptTemplate,
-		})
+		// The prompts as the run's style sent them (the instruct style has its own Syn prompt
+		// and a suffix on the validator's), and the limits the requests set.
+		data := map[string]any{"I": o.Info, "Syn": o.Syn, "Real": o.Real,
+			"SynPrompt": SynPromptTemplate, "SynContinues": true, "ValidatorPrompt": ValidatorPromptTemplate,
+			"ValidatorMaxTokens": ValidatorMaxTokens}
+		if o.Info.Syn != nil {
+			data["SynMaxTokens"] = SynMaxTokens(o.Info.Syn.QueriesPerTool)
+			if o.Info.Syn.PromptStyle == StyleInstruct {
+				data["SynPrompt"], data["SynContinues"] = SynInstructTemplate, false
+			}
+		}
+		if o.Info.Real != nil && o.Info.Real.PromptStyle == StyleInstruct {
+			data["ValidatorPrompt"] = ValidatorPromptTemplate + ValidatorInstructSuffix
+		}
+		return datasheet.Execute(w, data)
 	})
 }
 
@@ -120,7 +131,7 @@ Built {{date .I.StartedAt}} – {{date .I.FinishedAt}}.
 ## Model
 - Served model: ` + "`{{.I.Model}}`" + ` at {{.I.BaseURL}} (OpenAI-compatible chat completions).
 - Weights digest (sha256 of the GGUF): ` + "`{{.I.ModelDigest}}`" + ` ({{.I.DigestSource}}).
-- Sampling: temperature {{.I.Temperature}}, max tokens {{.I.MaxTokens}}; each request's seed is derived from the run seed and the item's key, attempt i uses seed+i.
+- Sampling: temperature {{.I.Temperature}}; max tokens per request{{if .Syn}} {{.SynMaxTokens}} for Syn (48 per query asked + 32){{end}}{{if .Real}}{{if .Syn}},{{end}} {{.ValidatorMaxTokens}} for the Real validator{{end}} (the configuration's max_tokens, {{.I.MaxTokens}}, applies only to requests that set none); each request's seed is derived from the run seed and the item's key, attempt i uses seed+i.
 - Retriever for hard negatives{{if .Real}} and Real candidates{{end}}: {{.I.Retriever}}{{if .I.RetrieverModelDir}} (model folder ` + "`{{.I.RetrieverModelDir}}`" + `){{end}}{{if .I.RetrieverRequested}}; requested ` + "`{{.I.RetrieverRequested}}`" + `{{end}}{{if .I.RetrieverChoice}}: {{.I.RetrieverChoice}}{{end}}.
 {{if .Syn}}
 ## EcoAgent-Syn
@@ -130,7 +141,7 @@ Built {{date .I.StartedAt}} – {{date .I.FinishedAt}}.
 - Splits by query text {{.I.Syn.SplitNames}} in fractions {{.I.Syn.SplitFractions}}, split seed {{.I.Syn.SplitSeed}}; generation seed {{.I.Syn.Seed}}.
 - Counts: {{.Syn.Stats.ToolsOK}} of {{.Syn.Stats.Tools}} tools generated ({{.Syn.Stats.ToolsFailed}} failed), {{.Syn.Stats.QueriesParsed}} queries parsed, {{.Syn.Stats.DroppedTooShort}} too short, {{.Syn.Stats.DroppedTooLong}} too long, {{.Syn.Stats.DroppedCopiedExample}} copied from the prompt's example, {{.Syn.Stats.DroppedNearDup}} near-duplicates; {{.Syn.Stats.Queries}} queries, {{.Syn.Stats.PositivePairs}} positive and {{.Syn.Stats.NegativePairs}} negative pairs. Splits: {{.Syn.Stats.QueriesPerSplit}}.
 
-Prompt (the tool's fields are filled in; the model continues the list after "1."):
+Prompt (the tool's fields are filled in{{if .SynContinues}}; the model continues the list after "1."{{else}}; sent as a chat message, the model answers with a numbered list{{end}}):
 
 {{indent .SynPrompt}}
 {{end}}

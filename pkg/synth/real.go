@@ -230,6 +230,9 @@ func RealCandidates(r retrieve.Retriever, queries []RealQuery, tools []catalog.T
 	return out, nil
 }
 
+// ValidatorMaxTokens is the token limit of a validator request: a score and little else.
+const ValidatorMaxTokens = 12
+
 func realKey(p RealPair) string { return "real/" + p.Query.ID + "/" + p.ToolID }
 
 // ValidateReal asks gen for the functional-match score of every pair at or above the retrieval
@@ -259,7 +262,7 @@ func ValidateReal(ctx context.Context, gen Generator, pairs []RealPair, tools []
 			base := Record{ToolID: pr.ToolID, QueryID: pr.Query.ID, Query: pr.Query.Text, RetrievalScore: pr.RetrievalScore}
 			msgs, stop := ValidatorMessages(cfg.PromptStyle, pr.Query.Text, *t)
 			c, err := gen.Complete(ctx, Request{
-				Messages: msgs, Seed: seed, Stop: stop, MaxTokens: 12,
+				Messages: msgs, Seed: seed, Stop: stop, MaxTokens: ValidatorMaxTokens,
 				Accept: func(text string) error { _, err := ParseScore(text); return err },
 			})
 			if err != nil {

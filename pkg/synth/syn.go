@@ -105,6 +105,10 @@ type ToolFailure struct {
 	Error  string   `json:"error"`
 }
 
+// SynMaxTokens is the token limit of a generation request asking for n queries: about 40
+// tokens per query is ample for 5-120 words on average.
+func SynMaxTokens(n int) int { return 48*n + 32 }
+
 // GenerateSyn asks gen for queries for every tool without a successful journal record and
 // journals each answer. It returns ctx's error if interrupted (the journal keeps what finished).
 func GenerateSyn(ctx context.Context, gen Generator, tools []catalog.Tool, cfg SynConfig, j *Journal, p Progress, now func() time.Time) error {
@@ -127,8 +131,7 @@ func GenerateSyn(ctx context.Context, gen Generator, tools []catalog.Tool, cfg S
 			msgs, stop, prefix := SynMessages(cfg.PromptStyle, t, cfg.QueriesPerTool)
 			c, err := gen.Complete(ctx, Request{
 				Messages: msgs, Seed: seed, Stop: stop, Prefix: prefix, Accept: accept,
-				// About 40 tokens per query is ample for 5-120 words on average.
-				MaxTokens: 48*cfg.QueriesPerTool + 32,
+				MaxTokens: SynMaxTokens(cfg.QueriesPerTool),
 			})
 			if err != nil {
 				r := failureRecord(err, seed)
