@@ -36,6 +36,8 @@ type Record struct {
 	Error     string `json:"error,omitempty"`
 	Seed      int64  `json:"seed"`
 	ElapsedMS int64  `json:"elapsed_ms"`
+	// Concurrency is the number of requests the run kept in flight beside this one.
+	Concurrency int `json:"concurrency,omitempty"`
 }
 
 // Journal is an append-only JSONL file of Records, one fsync'd line per finished item, so a run

@@ -70,7 +70,7 @@ func runJobs(parent context.Context, j *Journal, jobs []job, concurrency int, st
 					continue
 				}
 				r.Key = jb.key
-				r.ElapsedMS = now().Sub(start).Milliseconds()
+				r.ElapsedMS, r.Concurrency = now().Sub(start).Milliseconds(), concurrency
 				if err := j.Append(r); err != nil {
 					mu.Lock()
 					if firstErr == nil {

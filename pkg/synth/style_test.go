@@ -234,3 +234,32 @@ func TestRankSynAudit(t *testing.T) {
 		}
 	}
 }
+
+// TestThroughputOverResumedConcurrencies: a journal written at concurrency 2 and resumed at 4
+// reported its whole request time divided by 4. Tool a: 2 queries in 60 s at 2 slots (30 busy
+// seconds); tool b: 2 queries in 120 s at 4 (30): 4 queries in one busy minute.
+func TestThroughputOverResumedConcurrencies(t *testing.T) {
+	corpus := []catalog.Tool{{ID: "a", Name: "a", Description: "tool a", Platform: "n8n"}, {ID: "b", Name: "b", Description: "tool b", Platform: "n8n"}}
+	j, err := OpenJournal(filepath.Join(t.TempDir(), "syn.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	raw := "1. please send the quarterly report to my manager today\n2. translate this short letter into german for my aunt"
+	raw2 := "1. book a table for four people at eight tonight\n2. find me a cheap flight to lisbon next friday"
+	for _, r := range []Record{{Key: SynKey(2, "a"), OK: true, ToolID: "a", Raw: raw, ElapsedMS: 60000, Concurrency: 2},
+		{Key: SynKey(2, "b"), OK: true, ToolID: "b", Raw: raw2, ElapsedMS: 120000, Concurrency: 4}} {
+		if err := j.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := DefaultSynConfig()
+	cfg.QueriesPerTool, cfg.Negatives.Hard, cfg.Negatives.Random, cfg.Concurrency = 2, 0, 1, 4
+	res, err := AssembleSyn(corpus, j, retrieve.NewBM25(bench.DocsFromTools(corpus), retrieve.DefaultBM25Params()), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := res.Stats; st.QueriesParsed != 4 || st.RequestSeconds != 180 || st.QueriesPerMinute != 4 || st.RequestsWithoutConcurrency != 0 {
+		t.Fatalf("stats %+v, want 4 parsed in 180 s, 4 per busy minute", st)
+	}
+}

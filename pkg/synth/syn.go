@@ -87,12 +87,15 @@ type SynStats struct {
 	Faults   map[string]int `json:"faults_by_class"`
 	Attempts int            `json:"attempts"`
 	// RequestSeconds sums the generation requests' times (all attempts of each tool, from the
-	// journal); QueriesPerMinute is QueriesParsed per minute of RequestSeconds divided by the
-	// concurrency, i.e. the throughput of a run that keeps every slot busy, whatever
-	// interruptions and resumptions the journal went through.
-	RequestSeconds   float64 `json:"request_seconds"`
-	QueriesPerMinute float64 `json:"queries_parsed_per_minute"`
-	Retriever        string  `json:"hard_negative_retriever"`
+	// journal); QueriesPerMinute is QueriesParsed per minute of the requests' times each divided
+	// by the concurrency it ran at, i.e. the throughput of a run that keeps every slot busy,
+	// whatever interruptions and resumptions (at other concurrencies) the journal went through.
+	// RequestsWithoutConcurrency counts records journaled before the concurrency was recorded,
+	// taken at this run's.
+	RequestSeconds             float64 `json:"request_seconds"`
+	QueriesPerMinute           float64 `json:"queries_parsed_per_minute"`
+	RequestsWithoutConcurrency int     `json:"requests_without_concurrency,omitempty"`
+	Retriever                  string  `json:"hard_negative_retriever"`
 	// HardNegativeScores is the distribution of the hard negatives' retrieval scores (cosines for
 	// a dense retriever).
 	HardNegativeScores Distribution `json:"hard_negative_score_distribution"`
@@ -173,6 +176,7 @@ func AssembleSyn(tools []catalog.Tool, j *Journal, r retrieve.Retriever, cfg Syn
 	}
 	type pos struct{ text, tool string }
 	var kept []pos
+	busySeconds := 0.0
 	for _, t := range tools {
 		key := cfg.journalKey(t)
 		rec, ok := j.Get(key)
@@ -183,6 +187,14 @@ func AssembleSyn(tools []catalog.Tool, j *Journal, r retrieve.Retriever, cfg Syn
 		}
 		st.Attempts += rec.Attempts
 		st.RequestSeconds += float64(rec.ElapsedMS) / 1000
+		// Each request's time over the slots busy beside it: a journal written at concurrency
+		// 2 and resumed at 4 gives the throughput of each part, not of 4 throughout.
+		conc := rec.Concurrency
+		if conc < 1 {
+			conc = max(1, cfg.Concurrency) // journaled before the concurrency was recorded
+			st.RequestsWithoutConcurrency++
+		}
+		busySeconds += float64(rec.ElapsedMS) / 1000 / float64(conc)
 		for _, f := range rec.Faults {
 			st.Faults[f]++
 		}
@@ -272,8 +284,8 @@ func AssembleSyn(tools []catalog.Tool, j *Journal, r retrieve.Retriever, cfg Syn
 		negs = append(negs, NegativeRecord{QueryID: qid, Positive: k.tool, Negatives: ns})
 	}
 	st.Queries = len(b.Queries)
-	if st.RequestSeconds > 0 {
-		st.QueriesPerMinute = float64(st.QueriesParsed) / (st.RequestSeconds / 60 / float64(max(1, cfg.Concurrency)))
+	if busySeconds > 0 {
+		st.QueriesPerMinute = float64(st.QueriesParsed) / (busySeconds / 60)
 	}
 	st.HardNegativeScores = describeRetrievalScores(hardScores, IsCosineRetriever(r.Name()))
 	sort.Slice(st.Failures, func(a, c int) bool { return st.Failures[a].Key < st.Failures[c].Key })
