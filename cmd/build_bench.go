@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -499,7 +502,7 @@ func retrievalOnly(c *cobra.Command, f buildBenchFlags, ret *benchRetriever, too
 // newAuditCmd is `rated build-bench audit`: a stratified sample of validated Real pairs to a CSV
 // for a person to label, and, given the labelled CSV back, the agreement with the validator.
 func newAuditCmd() *cobra.Command {
-	var dir, csvPath, labels, catalogPath string
+	var dir, csvPath, labels, catalogPath, tag string
 	var n int
 	var seed uint64
 	var keep float64
@@ -532,9 +535,16 @@ With --labels: reads a labelled CSV and reports the agreement of the validator's
 			if err != nil {
 				return err
 			}
-			sample := synth.SampleAudit(j.Records(), n, rand.New(rand.NewPCG(seed, 0xa0d17)))
+			journalPath := filepath.Join(dir, "journal", "real.jsonl")
+			if !c.Flags().Changed("tag") {
+				if tag, err = builtRealTag(dir, journalPath, j.Records()); err != nil {
+					return err
+				}
+			}
+			recs := synth.RealRecordsOfTag(j.Records(), tag)
+			sample := synth.SampleAudit(recs, n, rand.New(rand.NewPCG(seed, 0xa0d17)))
 			if len(sample) == 0 {
-				return fmt.Errorf("%s: no validated Real pairs to sample (%d records)", filepath.Join(dir, "journal", "real.jsonl"), len(j.Records()))
+				return fmt.Errorf("%s: no validated Real pairs to sample under settings tag %q (%d records, %d of that tag)", journalPath, tag, len(j.Records()), len(recs))
 			}
 			if err := synth.WriteAuditCSV(csvPath, sample, tools, keep); err != nil {
 				return err
@@ -547,10 +557,50 @@ With --labels: reads a labelled CSV and reports the agreement of the validator's
 	cmd.Flags().StringVar(&csvPath, "out-csv", "", "CSV to write the sample to")
 	cmd.Flags().StringVar(&labels, "labels", "", "labelled CSV to score")
 	cmd.Flags().StringVar(&catalogPath, "catalog", "", "catalog for tool names (default <dir>/real/catalog.jsonl)")
+	cmd.Flags().StringVar(&tag, "tag", "", "settings tag of the verdicts to sample (default: the one <dir>/stats.json was built with; \"\" for journals written before settings were part of the key)")
 	cmd.Flags().IntVar(&n, "n", 200, "pairs to sample (the paper: 200)")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "sampling seed")
 	cmd.Flags().Float64Var(&keep, "keep-score", 0.85, "validator keep threshold")
 	return cmd
+}
+
+// builtRealTag is the settings tag of the Real verdicts the build in dir used: stats.json's,
+// else the journal's only one. A journal shared by runs under other settings (another model,
+// seed or temperature) holds their verdicts too, which an audit of this build must not sample.
+func builtRealTag(dir, journalPath string, recs []synth.Record) (string, error) {
+	statsPath := filepath.Join(dir, "stats.json")
+	if raw, err := os.ReadFile(statsPath); err == nil {
+		var st struct {
+			Run struct {
+				Real *struct{ JournalTag string } `json:"real_config"`
+			} `json:"run"`
+		}
+		if err := json.Unmarshal(raw, &st); err != nil {
+			return "", fmt.Errorf("%s: %w", statsPath, err)
+		}
+		if st.Run.Real != nil {
+			return st.Run.Real.JournalTag, nil
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	count := map[string]int{}
+	for _, r := range recs {
+		if t, ok := synth.RealTag(r.Key); ok {
+			count[t]++
+		}
+	}
+	if len(count) > 1 {
+		var parts []string
+		for _, t := range slices.Sorted(maps.Keys(count)) {
+			parts = append(parts, fmt.Sprintf("%q (%d records)", t, count[t]))
+		}
+		return "", fmt.Errorf("%s holds Real verdicts under %d settings tags, %s, and %s records none: pass --tag", journalPath, len(count), strings.Join(parts, ", "), statsPath)
+	}
+	for t := range count {
+		return t, nil
+	}
+	return "", nil
 }
 
 // readRealQueries reads the ToolBench queries from path, or the embedded copy when path is "".

@@ -263,3 +263,36 @@ func TestBuildBenchRealQueriesReadFirst(t *testing.T) {
 		t.Errorf("%s was created", out)
 	}
 }
+
+// TestBuildBenchAuditSamplesTheBuildsTag: a journal shared by runs under other settings (another
+// model or seed) held their verdicts too, and the audit sampled them all as this build's. It
+// samples the tag stats.json records, refuses to guess between several without it, and takes
+// --tag.
+func TestBuildBenchAuditSamplesTheBuildsTag(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "journal"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "real"), 0o755)
+	os.WriteFile(filepath.Join(dir, "real", "catalog.jsonl"), []byte(`{"id":"t1","name":"one","description":"does one thing","platform":"n8n"}`+"\n"), 0o644)
+	journal := filepath.Join(dir, "journal", "real.jsonl")
+	os.WriteFile(journal, []byte(`{"key":"real@old.p1/q1/t1","ok":true,"tool_id":"t1","query_id":"q1","query":"from the old model","score":0.9,"attempts":1,"seed":1,"elapsed_ms":1}
+{"key":"real@new.p2/q2/t1","ok":true,"tool_id":"t1","query_id":"q2","query":"from the new model","score":0.2,"attempts":1,"seed":1,"elapsed_ms":1}
+`), 0o644)
+	csvPath := filepath.Join(dir, "audit.csv")
+	audit := func(extra ...string) (string, error) {
+		_, stderr, err := runRated(append([]string{"build-bench", "audit", "--dir", dir, "--out-csv", csvPath}, extra...)...)
+		if err != nil {
+			return "", fmt.Errorf("%w\n%s", err, stderr)
+		}
+		return mustRead(t, csvPath), nil
+	}
+	if _, err := audit(); err == nil || !strings.Contains(err.Error(), `holds Real verdicts under 2 settings tags, "new" (1 records), "old" (1 records)`) || !strings.Contains(err.Error(), "pass --tag") {
+		t.Fatalf("two tags without stats.json: %v", err)
+	}
+	if got, err := audit("--tag", "old"); err != nil || !strings.Contains(got, "q1") || strings.Contains(got, "q2") {
+		t.Fatalf("--tag old: %v\n%s", err, got)
+	}
+	os.WriteFile(filepath.Join(dir, "stats.json"), []byte(`{"run": {"real_config": {"JournalTag": "new"}}}`), 0o644)
+	if got, err := audit(); err != nil || !strings.Contains(got, "q2") || strings.Contains(got, "q1") {
+		t.Fatalf("the tag of stats.json: %v\n%s", err, got)
+	}
+}

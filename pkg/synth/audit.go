@@ -22,6 +22,34 @@ var AuditColumns = []string{"key", "query_id", "query", "tool_id", "tool_name", 
 // sees rejected, borderline and kept pairs (upper bounds exclusive except the last).
 var AuditStrata = []float64{0, 0.25, 0.5, 0.85, 1.0000001}
 
+// RealTag is the settings tag of a Real journal key ("" for the untagged "real/…" layout) and
+// whether key is a Real key at all.
+func RealTag(key string) (string, bool) {
+	if strings.HasPrefix(key, "real/") {
+		return "", true
+	}
+	rest, ok := strings.CutPrefix(key, "real@")
+	if !ok {
+		return "", false
+	}
+	head, _, _ := strings.Cut(rest, "/")
+	tag, _, _ := strings.Cut(head, ".")
+	return tag, true
+}
+
+// RealRecordsOfTag keeps the Real records journaled under settings tag ("" : the untagged
+// layout), so that an audit samples the verdicts of one model and seed, not of every run that
+// shared the journal.
+func RealRecordsOfTag(recs []Record, tag string) []Record {
+	var out []Record
+	for _, r := range recs {
+		if t, ok := RealTag(r.Key); ok && t == tag {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // SampleAudit draws up to n validated Real pairs from the journal, stratified over AuditStrata:
 // the sample is split as evenly as possible over the non-empty strata (a stratum with fewer pairs
 // than its share gives its rest to the others), each stratum sampled without replacement with

@@ -171,3 +171,19 @@ func TestNegativeScoresAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRealTag: a journal key's settings tag holds neither separator, and only Real keys have one.
+func FuzzRealTag(f *testing.F) {
+	for _, s := range []string{"real/q/t", "real@abc.def/q/t", "real@abc/q/t", "syn@x/n10/t", "real@", "real@./"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, key string) {
+		tag, ok := RealTag(key)
+		if !ok && tag != "" {
+			t.Fatalf("%q: not a Real key but tag %q", key, tag)
+		}
+		if ok && (!strings.HasPrefix(key, "real") || strings.ContainsAny(tag, "/.")) {
+			t.Fatalf("%q: tag %q", key, tag)
+		}
+	})
+}
