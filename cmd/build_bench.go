@@ -247,6 +247,9 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 	if err != nil {
 		return err
 	}
+	if err := synth.CheckPlatforms(all, f.platforms); err != nil {
+		return fmt.Errorf("%s: %w", catPath, err)
+	}
 	tools := synth.SampleTools(all, f.tools, f.platforms, f.perPlatform, f.sampleSeed)
 	if len(tools) == 0 {
 		return fmt.Errorf("no tools left after sampling %s (--tools %d, --platforms %v)", catPath, f.tools, f.platforms)
@@ -260,6 +263,17 @@ func runBuildBench(c *cobra.Command, f buildBenchFlags, syn synth.SynConfig, rea
 		}
 		if f.realLimit > 0 && len(queries) > f.realLimit {
 			queries = queries[:f.realLimit]
+		}
+	}
+	if !f.retrievalOnly {
+		// The set is replaced as a whole: a part this run skips would go, without a word.
+		for _, part := range []struct {
+			skip       bool
+			name, flag string
+		}{{f.noSyn, "syn", "--no-syn"}, {f.noReal, "real", "--no-real"}} {
+			if _, err := os.Stat(filepath.Join(f.out, part.name)); part.skip && err == nil {
+				return fmt.Errorf("%s: --out %s holds %s/ of an earlier run, which this run (%s) would delete with the rest of the output set; choose another --out, or remove it first", part.flag, f.out, part.name, part.flag)
+			}
 		}
 	}
 	setOpts := buildBenchOutput()

@@ -296,3 +296,35 @@ func TestBuildBenchAuditSamplesTheBuildsTag(t *testing.T) {
 		t.Fatalf("the tag of stats.json: %v\n%s", err, got)
 	}
 }
+
+// TestBuildBenchUnknownPlatformRefused: a misspelled --platforms value beside a good one was
+// dropped by the sampling, and the benchmark was built without that platform.
+func TestBuildBenchUnknownPlatformRefused(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	args := synArgs(llmYAML(t, "http://127.0.0.1:1/v1", ""), out, "--platforms", "n8n,langchian")
+	_, stderr, err := runRated(args...)
+	if err == nil || !strings.Contains(err.Error(), `catalog.jsonl: --platforms "langchian": no tool of the catalog is on that platform (platforms: `) {
+		t.Fatalf("error %v", err)
+	}
+	if strings.Contains(stderr, "retriever:") {
+		t.Errorf("work started before the refusal:\n%s", stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s was created", out)
+	}
+}
+
+// TestBuildBenchSkippedPartIsNotDeleted: --no-real into an --out that held an earlier run's
+// real/ replaced the whole set and deleted real/ without a word.
+func TestBuildBenchSkippedPartIsNotDeleted(t *testing.T) {
+	out := t.TempDir()
+	os.MkdirAll(filepath.Join(out, "real"), 0o755)
+	os.WriteFile(filepath.Join(out, "real", "corpus.jsonl"), []byte("{}\n"), 0o644)
+	_, _, err := runRated(synArgs(llmYAML(t, "http://127.0.0.1:1/v1", ""), out)...)
+	if err == nil || !strings.Contains(err.Error(), "--no-real: --out "+out+" holds real/ of an earlier run") {
+		t.Fatalf("error %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "real", "corpus.jsonl")); err != nil {
+		t.Fatalf("real/ was touched: %v", err)
+	}
+}

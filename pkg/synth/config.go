@@ -2,8 +2,10 @@ package synth
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -106,8 +108,49 @@ func ParseLLMConfig(path string, data []byte, getenv func(string) string) (LLMCo
 	if c.PromptStyle, err = ParsePromptStyle(string(c.PromptStyle)); err != nil {
 		return c, fmt.Errorf("llm config %s: %w", path, err)
 	}
+	if key, err := c.check(); err != nil {
+		where := ""
+		if env := "RATED_LLM_" + strings.ToUpper(key); getenv(env) != "" {
+			where = " (set by " + env + ")"
+		}
+		return c, fmt.Errorf("llm config %s: %s%s: %w", path, key, where, err)
+	}
 	return c, nil
 }
+
+// check refuses values that would run with another meaning or fail only mid-run (a negative
+// concurrency ran one request at a time, a negative temperature was sent to the server, a
+// malformed weights digest failed after the download), naming the key.
+func (c LLMConfig) check() (string, error) {
+	ints := []struct {
+		key  string
+		v    int
+		min  int
+		what string
+	}{{"port", c.Port, 0, "a port in [0, 65535]"}, {"max_tokens", c.MaxTokens, 0, ">= 0 (0: the server's default)"},
+		{"concurrency", c.Concurrency, 0, ">= 0 (0, or unset: one request at a time)"}, {"retries", c.Retries, 0, ">= 0"},
+		{"backoff_ms", c.BackoffMS, 0, ">= 0"}, {"ready_timeout_s", c.ReadyTimeoutS, 0, ">= 0"},
+		{"num_parallel", c.NumParallel, 0, ">= 0"}, {"num_thread", c.NumThread, 0, ">= 0"},
+		{"context_length", c.ContextLength, 0, ">= 0"}, {"weights_chunks", c.WeightsChunks, 0, ">= 0"}}
+	for _, f := range ints {
+		if f.v < f.min || (f.key == "port" && f.v > 65535) {
+			return f.key, fmt.Errorf("%d: must be %s", f.v, f.what)
+		}
+	}
+	switch {
+	case math.IsNaN(c.Temperature) || c.Temperature < 0 || c.Temperature > 2:
+		return "temperature", fmt.Errorf("%v: must be in [0, 2] (the OpenAI API's range)", c.Temperature)
+	case !(c.TimeoutS > 0) || math.IsInf(c.TimeoutS, 0):
+		return "timeout_s", fmt.Errorf("%v: a request timeout must be > 0 seconds", c.TimeoutS)
+	case c.MinRetrievalCosine != nil && !(*c.MinRetrievalCosine >= -1 && *c.MinRetrievalCosine <= 1):
+		return "min_retrieval_cosine", fmt.Errorf("%v: a cosine is in [-1, 1]", *c.MinRetrievalCosine)
+	case c.GGUFSHA256 != "" && !sha256Hex.MatchString(c.GGUFSHA256):
+		return "gguf_sha256", fmt.Errorf("%q: want 64 lower-case hex digits", c.GGUFSHA256)
+	}
+	return "", nil
+}
+
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // loadConfigNode parses a configuration document and, when it names a base, lays its keys over
 // the base's (depth guards against a cycle of bases).

@@ -4,7 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 
@@ -153,6 +155,22 @@ func subSeed(seed int64, key string) int64 {
 	sum := h.Sum(nil)
 	// Kept below 2^31: some servers read the seed as a 32-bit integer.
 	return int64(binary.LittleEndian.Uint64(sum[:8]) % (1 << 31))
+}
+
+// CheckPlatforms refuses a platform that no tool of the catalog has (matched as SampleTools
+// does, ignoring case and surrounding space): SampleTools drops it silently, and a misspelled
+// platform beside good ones gave a benchmark without it. The error lists the catalog's platforms.
+func CheckPlatforms(tools []catalog.Tool, platforms []string) error {
+	have := map[string]bool{}
+	for _, t := range tools {
+		have[strings.ToLower(t.Platform)] = true
+	}
+	for _, p := range platforms {
+		if !have[strings.ToLower(strings.TrimSpace(p))] {
+			return fmt.Errorf("--platforms %q: no tool of the catalog is on that platform (platforms: %s)", p, strings.Join(slices.Sorted(maps.Keys(have)), ", "))
+		}
+	}
+	return nil
 }
 
 // SampleTools selects the tools a run works on: only the given platforms (all when empty), at

@@ -2,12 +2,14 @@ package synth
 
 import (
 	"encoding/json"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/rated-dev/rated/configs"
 	"github.com/rated-dev/rated/pkg/bench"
 	"github.com/rated-dev/rated/pkg/catalog"
 	"github.com/rated-dev/rated/pkg/retrieve"
@@ -261,5 +263,55 @@ func TestThroughputOverResumedConcurrencies(t *testing.T) {
 	}
 	if st := res.Stats; st.QueriesParsed != 4 || st.RequestSeconds != 180 || st.QueriesPerMinute != 4 || st.RequestsWithoutConcurrency != 0 {
 		t.Fatalf("stats %+v, want 4 parsed in 180 s, 4 per busy minute", st)
+	}
+}
+
+// TestLLMConfigValuesAreChecked: values that ran with another meaning or failed mid-run are
+// refused naming the file, the key and the variable that set it; the shipped configurations load.
+func TestLLMConfigValuesAreChecked(t *testing.T) {
+	base := "host: 127.0.0.1\nport: 18434\nmodel: m\ntemperature: 0.8\ntimeout_s: 30\nconcurrency: 2\n"
+	for _, c := range []struct{ extra, env, want string }{
+		{"retries: -1\n", "", "retries: -1: must be >= 0"},
+		{"", "RATED_LLM_TEMPERATURE=-0.5", "temperature (set by RATED_LLM_TEMPERATURE): -0.5: must be in [0, 2]"},
+		{"", "RATED_LLM_TIMEOUT_S=0", "timeout_s (set by RATED_LLM_TIMEOUT_S): 0: a request timeout must be > 0"},
+		{"", "RATED_LLM_CONCURRENCY=-2", "concurrency (set by RATED_LLM_CONCURRENCY): -2"},
+		{"", "RATED_LLM_PORT=70000", "port (set by RATED_LLM_PORT): 70000"},
+		{"min_retrieval_cosine: 1.5\n", "", "min_retrieval_cosine: 1.5: a cosine is in [-1, 1]"},
+		{"gguf_sha256: ABC\n", "", `gguf_sha256: "ABC": want 64 lower-case hex digits`},
+		{"max_tokens: -5\n", "", "max_tokens: -5"},
+	} {
+		p := filepath.Join(t.TempDir(), "llm.yaml")
+		os.WriteFile(p, []byte(base+c.extra), 0o644)
+		env := map[string]string{}
+		if k, v, ok := strings.Cut(c.env, "="); ok {
+			env[k] = v
+		}
+		_, err := LoadLLMConfig(p, func(k string) string { return env[k] })
+		if err == nil || !strings.Contains(err.Error(), "llm config "+p+": "+c.want) {
+			t.Errorf("%q %s: %v, want %q", c.extra, c.env, err, c.want)
+		}
+	}
+	names, err := fs.Glob(configs.Files, "llm-candidates/*.yaml")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no shipped candidates: %v", err)
+	}
+	for _, n := range append(names, "llm.yaml") {
+		if _, err := LoadLLMConfig("configs/"+n, func(string) string { return "" }); err != nil {
+			t.Errorf("configs/%s: %v", n, err)
+		}
+	}
+}
+
+func TestCheckPlatforms(t *testing.T) {
+	tools := []catalog.Tool{{ID: "a", Platform: "n8n"}, {ID: "b", Platform: "LangChain"}}
+	if err := CheckPlatforms(tools, []string{" N8N", "langchain"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckPlatforms(tools, nil); err != nil {
+		t.Fatal(err)
+	}
+	err := CheckPlatforms(tools, []string{"n8n", "langchian"})
+	if err == nil || err.Error() != `--platforms "langchian": no tool of the catalog is on that platform (platforms: langchain, n8n)` {
+		t.Fatalf("a misspelled platform beside a good one: %v", err)
 	}
 }
