@@ -102,9 +102,11 @@ func (m *BM25) Scores(query string) []float64 {
 	return m.ix.unitScores(query)
 }
 
-// Search returns the k documents with the highest positive BM25 score, best first, ties broken
-// by corpus order. Documents sharing no term with the query score 0 and are never returned, so
-// fewer than k candidates come back when fewer documents match. k <= 0 returns nothing.
+// Search returns the k documents with the highest BM25 score among those sharing a term with
+// the query, best first, ties broken by corpus order. A matching document can score <= 0 (its
+// terms occur in half the corpus or more): it ranks after every positive one. Documents sharing
+// no term are never returned, so fewer than k candidates come back when fewer documents match.
+// k <= 0 returns nothing.
 func (m *BM25) Search(query string, k int) ([]Candidate, error) {
 	// Each occurrence of a query term adds its score again, as in rank-bm25.
 	terms, qw := m.ix.unitTerms(query)

@@ -3,6 +3,7 @@ package retrieve
 import (
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"testing"
 
@@ -144,5 +145,39 @@ func TestLexicalSearchMatchesBruteForce(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestBM25TinyCatalogStillRanks: with two tools every term that occurs in one of them has
+// idf = ln(2 - 1 + 0.5) - ln(1 + 0.5) = 0 and the vocabulary's mean idf is 0, so every score is
+// 0 (rank-bm25 gives [0, 0] too) and Search returned nothing for any query. Matching documents
+// come back, ranked by score then corpus order; a document sharing no term does not.
+func TestBM25TinyCatalogStillRanks(t *testing.T) {
+	m := NewBM25([]bench.Doc{{ID: "mail", Title: "mail", Text: "send an email"}, {ID: "slack", Title: "slack", Text: "post a message"}}, DefaultBM25Params())
+	ids := func(q string) []string {
+		got, err := m.Search(q, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, c := range got {
+			if c.Score != 0 {
+				t.Errorf("%q: %s scores %v, want 0", q, c.ID, c.Score)
+			}
+			out = append(out, c.ID)
+		}
+		return out
+	}
+	for q, want := range map[string][]string{"post it": {"slack"}, "email or post": {"mail", "slack"}, "weather": nil} {
+		if got := ids(q); !slices.Equal(got, want) {
+			t.Errorf("%q: %v, want %v", q, got, want)
+		}
+	}
+	// Positive scores first: in "a b", "a c", "d", term a (in 2 of 3) has a negative idf,
+	// floored to 0.25 × the mean idf > 0, so both its documents score > 0 and rank by length.
+	m3 := NewBM25([]bench.Doc{{ID: "1", Text: "a b"}, {ID: "2", Text: "a c"}, {ID: "3", Text: "d"}}, DefaultBM25Params())
+	got, _ := m3.Search("a", 1)
+	if len(got) != 1 || got[0].ID != "1" || !(got[0].Score > 0) {
+		t.Fatalf("k = 1 over two positive matches: %+v", got)
 	}
 }

@@ -140,8 +140,8 @@ func (ix *lexicalIndex) scores(terms []int32, qw []float64, out []float64) {
 	}
 }
 
-// search returns the k documents with the highest positive score Σ_i qw[i] * w(terms[i], d),
-// best first, ties by corpus order. When the postings to visit are long compared with the corpus
+// search returns the k documents with the highest score Σ_i qw[i] * w(terms[i], d) among those
+// sharing a term with the query, best first, ties by corpus order. When the postings to visit are long compared with the corpus
 // the scores are accumulated densely and scanned in full; otherwise only touched documents are
 // tracked and scanned.
 func (ix *lexicalIndex) search(terms []int32, qw []float64, k int) []Candidate {
@@ -182,15 +182,42 @@ func (ix *lexicalIndex) search(terms []int32, qw []float64, k int) []Candidate {
 			if sc := s.score[d]; sc > 0 {
 				h = pushTop(h, Candidate{Index: int(d), Score: sc}, k)
 			}
-			s.score[d] = 0
-			s.seen[d] = false
 		}
-		s.touched = s.touched[:0]
 	}
-	out := make([]Candidate, len(h))
+	var rest []Candidate
+	if len(h) < k {
+		// Fewer than k positive scores: documents that share a term with the query but score
+		// <= 0 (BM25 terms in half the corpus or more, whose floored IDF is <= 0 in a small
+		// catalog: with two tools every matching term's IDF is 0) come next, still ranked.
+		// Without them a tiny catalog returned nothing for any query.
+		if visits*4 >= n {
+			ix.scores(terms, qw, s.score)
+			for _, t := range terms {
+				for _, d := range ix.postDoc[ix.start[t]:ix.start[t+1]] {
+					if !s.seen[d] {
+						s.seen[d] = true
+						s.touched = append(s.touched, d)
+					}
+				}
+			}
+		}
+		for _, d := range s.touched {
+			if sc := s.score[d]; sc <= 0 {
+				rest = pushTop(rest, Candidate{Index: int(d), Score: sc}, k-len(h))
+			}
+		}
+	}
+	for _, d := range s.touched {
+		s.score[d] = 0
+		s.seen[d] = false
+	}
+	s.touched = s.touched[:0]
+	out := make([]Candidate, len(h), len(h)+len(rest))
 	copy(out, h)
 	s.heap = h
 	sort.Slice(out, func(i, j int) bool { return better(out[i], out[j]) })
+	sort.Slice(rest, func(i, j int) bool { return better(rest[i], rest[j]) })
+	out = append(out, rest...)
 	for i := range out {
 		out[i].ID = ix.ids[out[i].Index]
 	}

@@ -43,7 +43,8 @@ type NegativeConfig struct {
 
 // MineNegatives picks the negatives of one positive pair. Hard negatives are the best-ranked
 // tools under r for the query text that are not among the query's positives (with a dense
-// retriever: the highest cosine similarity); random negatives are
+// retriever: the highest cosine similarity; with a lexical one, only tools scoring > 0); random
+// negatives are
 // drawn uniformly from the remaining tools (neither positive nor already chosen), with rng.
 // toolIDs is the whole corpus in corpus order. When the corpus is too small, fewer negatives are
 // returned.
@@ -56,8 +57,11 @@ func MineNegatives(r retrieve.Retriever, query string, positives map[string]bool
 		if err != nil {
 			return nil, fmt.Errorf("hard negatives for %q: %w", query, err)
 		}
+		// A lexical score <= 0 is no evidence of similarity (BM25 ranks such matches last, on
+		// terms in half the corpus or more): not a hard negative. Cosines rank at any sign.
+		lexical := !IsCosineRetriever(r.Name())
 		for i, c := range cands {
-			if len(out) == cfg.Hard {
+			if len(out) == cfg.Hard || (lexical && c.Score <= 0) {
 				break
 			}
 			if positives[c.ID] || chosen[c.ID] {
