@@ -62,3 +62,7 @@ require (
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 )
+
+// A copy of coder/hnsw v0.6.1 (CC0) whose graph changes iterate in key order: upstream's map
+// iteration made every build, and every search's entry point, random (third_party/hnsw/README.rated.md).
+replace github.com/coder/hnsw => ./third_party/hnsw

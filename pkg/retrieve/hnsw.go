@@ -27,7 +27,8 @@ type HNSWParams struct {
 	// Candidates is how many nodes a query takes from the graph before they are re-scored
 	// exactly and cut to k (at least k): the recall knob of Search.
 	Candidates int
-	// Seed seeds the level of every node (a deterministic graph for a given corpus).
+	// Seed seeds the level of every node: one graph per corpus and seed, byte for byte
+	// (third_party/hnsw iterates in key order where upstream followed Go's random map order).
 	Seed int64
 }
 
