@@ -189,7 +189,10 @@ table3.json records rated's version and commit and the encoder's file digests.`,
 					fmt.Fprintf(log, "eval latency: sweep vectors fitted to %d embeddings: %d components, effective rank %.1f; nearest-neighbour cosine real %.3f, fitted %.3f\n",
 						fit.Fitted, fit.Components, fit.EffectiveRank, fit.Real.Nearest, fit.Synthetic.Nearest)
 				}
-				rep.Search, err = evallatency.MeasureSearch(cmd.Context(), evallatency.SearchConfig{Sizes: sizes, Dim: dim, K: k, Warmup: min(warmup, 100),
+				// The sweep repeats the warm-up per method and size: at most 100 of --warmup's.
+				sweepWarmup := min(warmup, 100)
+				fmt.Fprintf(log, "eval latency: search sweep: %d queries per method after %d warm-up (--warmup, at most 100)\n", sweepQ, sweepWarmup)
+				rep.Search, err = evallatency.MeasureSearch(cmd.Context(), evallatency.SearchConfig{Sizes: sizes, Dim: dim, K: k, Warmup: sweepWarmup,
 					Queries: sweepQ, Batch: sweepBatch, Rescore: rescore, ANN: ann, ANNMax: annMax, IVF: ivf, IVFProbes: ivfProbes, IVFMax: ivfMax,
 					IndexDir: filepath.Join(h.Dir, "cache", "index"), Vectors: mix, Seed: seed, Now: time.Now}, log)
 				if err != nil {
@@ -220,7 +223,7 @@ table3.json records rated's version and commit and the encoder's file digests.`,
 	enc.register(f)
 	f.StringSliceVar(&policies, "policies", []string{"RATED (Full)", "RATED-R (recommended)", "RATED (w/o Feedback)", "RATED (w/ Global MAB)", "ToolRL-like Batch GRPO"}, "policies of configs/paper.yaml to time, by name")
 	f.IntVar(&queries, "queries", 1000, "measured queries (cycled over the split's queries)")
-	f.IntVar(&warmup, "warmup", 100, "unmeasured warm-up queries")
+	f.IntVar(&warmup, "warmup", 100, "unmeasured warm-up queries (the search sweep runs at most 100 of them before each method)")
 	f.IntVar(&k, "k", 0, "candidates per query (0 = retrieval.k of configs/paper.yaml)")
 	f.Float64Var(&failure, "failure-rate", 0.2, "share of simulated failed executions fed back to the policies")
 	f.Uint64Var(&seed, "seed", 1, "seed of the simulated outcomes, the policies and the synthetic vectors")

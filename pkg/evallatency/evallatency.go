@@ -1,7 +1,8 @@
 // Package evallatency is the latency evaluation of RATED (the paper's Table 3): the per-query
 // cost of the first stage (query encoding and top-K search, "encoding only") and of that stage
-// followed by each selection policy, at batch size 1, as mean and 95th percentile over at least
-// 1,000 queries after a warm-up; plus the cost of exact top-K search alone as the catalog grows
+// followed by each selection policy, at batch size 1, as mean and 95th percentile over
+// Config.Queries measured queries (the command's default: 1,000) after Config.Warmup unmeasured
+// ones; plus the cost of exact top-K search alone as the catalog grows
 // (synthetic unit vectors).
 package evallatency
 
@@ -288,6 +289,8 @@ type SearchRow struct {
 	Dim     int    `json:"dim"`
 	Method  string `json:"method"`
 	Queries int    `json:"queries"`
+	// Warmup is the number of unmeasured queries run first (the command caps the sweep's at 100).
+	Warmup int `json:"warmup"`
 	// Batch is the number of queries per call (1: one query at a time); MeanMS and P95MS are
 	// per query.
 	Batch  int     `json:"batch"`
@@ -425,7 +428,7 @@ func measureSize(ctx context.Context, n int, cfg SearchConfig, log io.Writer) ([
 	}
 	row := func(method string, batch int, times []float64, got [][]retrieve.Candidate, build time.Duration, mb float64) SearchRow {
 		mean, p95 := summarize(times)
-		return SearchRow{Tools: n, Dim: cfg.Dim, Method: method, Queries: cfg.Queries, Batch: batch, MeanMS: mean, P95MS: p95, MedianMS: metrics.Percentile(times, 50),
+		return SearchRow{Tools: n, Dim: cfg.Dim, Method: method, Queries: cfg.Queries, Warmup: cfg.Warmup, Batch: batch, MeanMS: mean, P95MS: p95, MedianMS: metrics.Percentile(times, 50),
 			Recall: recallAt(truth, got), BuildS: build.Seconds(), IndexMB: mb, Vectors: kind}
 	}
 	one := func(search func([]float32, int) ([]retrieve.Candidate, error)) ([]float64, [][]retrieve.Candidate, error) {

@@ -183,3 +183,53 @@ func TestMeasureErrors(t *testing.T) {
 		t.Errorf("search sweep with an ended context: %v", err)
 	}
 }
+
+// TestWarmupIsNotMeasured: warm-up queries that take 1 s each against 1 ms (pipeline) or 1 µs
+// (search sweep) measured ones leave the means at exactly the measured time; a warm-up counted
+// as measured would move them by orders of magnitude. The sweep rows record their warm-up.
+func TestWarmupIsNotMeasured(t *testing.T) {
+	front, priors := lexicalFront(t)
+	var steps []time.Duration
+	for range 3 {
+		// t0, front end's end, policy t1 (a warm-up query's policy span is never read off), each
+		// front end 1 s.
+		steps = append(steps, 0, time.Second, 0)
+	}
+	for range 5 {
+		steps = append(steps, 0, time.Millisecond, 0, time.Millisecond)
+	}
+	cfg := Config{Queries: 5, Warmup: 3, K: 2, Policies: paperPolicies()[1:2], Weights: bandit.FusionWeights{Semantic: 0.75, Bandit: 0.15, Prior: 0.10},
+		Seed: 3, Now: steppingClock(steps...)}
+	res, err := MeasurePipeline(context.Background(), front, []string{"send a message"}, priors, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Rows[0]; r.MeanMS != 1 || r.P95MS != 1 {
+		t.Errorf("front end %+v, want 1 ms", r)
+	}
+	if r := res.Rows[1]; r.MeanMS != 2 || r.OverMean != 1 {
+		t.Errorf("policy row %+v, want 2 ms in all, 1 ms over the front end", r)
+	}
+
+	const warm = 4
+	readings := 0
+	clock := func() time.Time {
+		readings++
+		// The exact row reads the clock at the start of every query, warm-up first, and at the
+		// end of each measured one: each warm-up query ends 1 s after it started.
+		if readings <= warm+1 {
+			return time.Unix(0, 0).Add(time.Duration(readings) * time.Second)
+		}
+		return time.Unix(0, 0).Add(time.Duration(warm+1)*time.Second + time.Duration(readings-warm-1)*time.Microsecond)
+	}
+	rows, err := MeasureSearch(context.Background(), SearchConfig{Sizes: []int{100}, Dim: 8, K: 5, Warmup: warm, Queries: 6, Seed: 1, Now: clock}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].MeanMS != 0.001 || rows[0].Warmup != warm || rows[0].Queries != 6 {
+		t.Fatalf("rows %+v, want one exact row at 0.001 ms after %d warm-up", rows, warm)
+	}
+	if notes := strings.Join(SearchTable(&Report{Search: rows}).Notes, " "); !strings.Contains(notes, "measured after 4 unmeasured warm-up queries") {
+		t.Errorf("notes lack the warm-up: %s", notes)
+	}
+}

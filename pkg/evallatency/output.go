@@ -60,11 +60,18 @@ func SearchTable(r *Report) *report.Table {
 		Title:   "Table 3b: top-K search by catalog size (synthetic vectors)",
 		Columns: []string{"Tools", "dim", "method", "batch", "queries", "mean (ms/query)", "median (ms/query)", "P95 (ms/query)", "recall@k vs exact", "build (s)", "index (MB)"},
 	}
+	warmups := map[int]bool{}
 	for _, s := range r.Search {
+		warmups[s.Warmup] = true
 		t.Rows = append(t.Rows, []string{strconv.Itoa(s.Tools), strconv.Itoa(s.Dim), s.Method, strconv.Itoa(s.Batch), strconv.Itoa(s.Queries),
 			f3(s.MeanMS), f3(s.MedianMS), f3(s.P95MS), f3(s.Recall), strconv.FormatFloat(s.BuildS, 'f', 1, 64), strconv.FormatFloat(s.IndexMB, 'f', 0, 64)})
 	}
 	t.Notes = []string{"exact float32: retrieve.Dense.SearchVector, one matrix-vector product (gonum BLAS) and a bounded heap per query; blocked batch: SearchVectors, a blocked matrix product (vecmath.DotBlock) over document blocks in parallel, per-query time = batch time / batch size; int8: retrieve.Int8Dense, an int8 scan of the whole catalog then float32 re-scoring of a shortlist; HNSW: retrieve.HNSW over github.com/coder/hnsw; IVF: retrieve.IVF, spherical k-means lists, int8 codes of the probed lists scanned, float32 re-scoring (index MB: centroids, lists and codes; the float32 matrix is kept for re-scoring). The query embedding is not included."}
+	if len(warmups) == 1 {
+		for w := range warmups {
+			t.Notes = append(t.Notes, fmt.Sprintf("Each method's queries are measured after %d unmeasured warm-up queries of its own.", w))
+		}
+	}
 	if f := r.SweepFit; f != nil {
 		t.Notes = append(t.Notes, fmt.Sprintf("Vectors (catalogs and queries): draws from a Gaussian mixture fitted to %d real embeddings (%s): %d spherical k-means components, their member means and weights, one covariance pooled around them (effective rank %.1f), scaled to unit length. Neighbour profile, real vs as many draws: mean cosine of random pairs %.3f vs %.3f, of the nearest neighbour %.3f vs %.3f, of the %d-th %.3f vs %.3f.",
 			f.Fitted, f.Source, f.Components, f.EffectiveRank, f.Real.Pairs, f.Synthetic.Pairs, f.Real.Nearest, f.Synthetic.Nearest, f.Real.K, f.Real.KthNear, f.Synthetic.KthNear))
