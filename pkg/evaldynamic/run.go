@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -203,6 +204,13 @@ func Table2(cfg *Config, rows []sim.Row, info WorldInfo) *report.Table {
 		fmt.Sprintf("Static prior: consistency by %s; mean r_static %.3f; %d tools have r_static ≥ 0.8. Providers (endpoint hosts, n8n nodes): %d; %d tools share one.", info.PriorMethod, info.MeanPrior, info.HighPrior, info.Providers, info.SharedProviders),
 		"Feedback protocols: execution = the tool ran or failed (the paper's y_t); task = ran and served the query; judged = task success through a judge with the stated false-positive/false-negative rates. Every policy also sees execution failures, which a runtime always observes. A fallback (attempts > 1) tries the next choice after a failed execution.",
 		"[upper bound] rows see the failure schedule (availability oracle: the best-ranked candidate that will execute; task oracle: the best-ranked that will execute and serve the query). No single-attempt policy beats the task oracle; the availability oracle bounds every policy that keeps the retriever's order among the tools that execute, but a policy that favours tools it has run before can pass it when the queries concentrate on few tools (docs/RESULTS.md, \"The bound\"). [bound] rows are tighter references: the expected oracle knows each tool's current success probability but not the flaky coins; the detect oracle pays one failed call to detect each outage and sees recoveries for free; the fallback oracle plans each step's attempts knowing every tool's success probability (and, with knows_relevance, which candidates are relevant), at a price λ per attempt; its rows over λ trace the SR-per-attempt frontier, and bounds.md states the bound they give (docs/RESULTS.md).",
+	}
+	if late := cfg.PreFailureInSummary(); len(late) > 0 {
+		names := make([]string, len(late))
+		for i, sc := range late {
+			names[i] = fmt.Sprintf("%s (onset %d)", sc.Name, sc.Onset())
+		}
+		t.Notes = append(t.Notes, fmt.Sprintf("The summary window starts before the failure onset of %s: their SR and FSR include pre-failure steps.", strings.Join(names, ", ")))
 	}
 	if info.Calibration != "" {
 		t.Notes = append(t.Notes, "Calibration: "+info.Calibration+".")

@@ -43,10 +43,6 @@ func TestImpossibleValuesAreRefusedBeforeWork(t *testing.T) {
 			"scenarios[0].events[0].period = 50: only a flapping event has a period, not transient"},
 		{"scenarios:\n  - {name: s, failure_rate: 0.2, theta: 0.9, events: [{kind: persistent, start: 2000, success_prob: 0.3, select: {by: frequency, fraction: 0.2}}]}\n",
 			"scenarios[0].events[0].success_prob = 0.3: only a flaky event"},
-		// Post-Fail SR shares one window over every scenario; a later onset once had it count that
-		// scenario's pre-failure steps (and the notes stated only the first scenario's onset).
-		{"scenarios:\n  - {name: s, failure_rate: 0.2, theta: 0.9, events: [{kind: persistent, start: 2000, select: {by: frequency, fraction: 0.2}}]}\n  - {name: late, failure_rate: 0.2, theta: 0.9, events: [{kind: persistent, start: 3000, select: {by: frequency, fraction: 0.2}}]}\n",
-			"scenarios[1]: onset 3000 falls after dynamic.summary_from = 2000, so Post-Fail SR and FSR would count 1000 pre-failure steps"},
 		{"scenarios:\n  - {name: s, failure_rate: 0.2, theta: 0.9, events: [{kind: flaky, start: 2000, success_prob: .nan, select: {by: frequency, fraction: 0.2}}]}\n", "scenarios[0].events[0].success_prob"},
 	}
 	for _, c := range cases {
@@ -288,5 +284,25 @@ func TestGoalsPolicyOfAnotherRunIsWarned(t *testing.T) {
 	}
 	if w := cfg.Warnings(); len(w) != 1 || !strings.Contains(w[0], `goals.policy = "`+paper.Goals.Policy+`" names no policy of this run`) {
 		t.Fatalf("warnings %v", w)
+	}
+}
+
+// TestLateOnsetIsWarned: Post-Fail SR shares one window over every scenario, so a scenario whose
+// onset comes later counted its pre-failure steps as post-failure without a word (and the notes
+// stated only the first scenario's onset). It is warned, and Table 2's notes say it.
+func TestLateOnsetIsWarned(t *testing.T) {
+	cfg, err := LoadConfig(viper.New(), []string{writeYAML(t, "scenarios:\n  - {name: s, failure_rate: 0.2, theta: 0.9, events: [{kind: persistent, start: 2000, select: {by: frequency, fraction: 0.2}}]}\n  - {name: late, failure_rate: 0.2, theta: 0.9, events: [{kind: persistent, start: 3000, select: {by: frequency, fraction: 0.2}}]}\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(cfg.Warnings(), "\n")
+	if !strings.Contains(w, "scenario late: onset 3000 falls after dynamic.summary_from = 2000, so its Post-Fail SR and FSR count 1000 pre-failure steps") || strings.Contains(w, "scenario s:") {
+		t.Fatalf("warnings:\n%s", w)
+	}
+	notes := strings.Join(Table2(cfg, nil, WorldInfo{}).Notes, "\n")
+	for _, want := range []string{"Failure onset at step 2000 (s); step 3000 (late)", "starts before the failure onset of late (onset 3000)"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("Table 2 notes lack %q:\n%s", want, notes)
+		}
 	}
 }
