@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 
 	"github.com/rated-dev/rated/pkg/bandit"
@@ -284,7 +285,17 @@ func (o *oracle) positions(s *bandit.Step) []int {
 		o.walk = append(o.walk, i)
 	}
 	if o.byRelevance {
-		sort.Slice(o.walk, func(a, b int) bool { return bandit.CalibratedBefore(s, o.walk[a], o.walk[b]) })
+		// slices.SortFunc does not allocate (sort.Slice did, every step); CalibratedBefore is a
+		// total order (ties by position), so the order is the same.
+		slices.SortFunc(o.walk, func(a, b int) int {
+			switch {
+			case bandit.CalibratedBefore(s, a, b):
+				return -1
+			case bandit.CalibratedBefore(s, b, a):
+				return 1
+			}
+			return 0
+		})
 	}
 	return o.walk
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -546,5 +547,23 @@ func TestCalibratedOrderOraclesByHand(t *testing.T) {
 	tr := Run(w, []int{qc, qc}, down, once, 2, 1, execution, 1)
 	if tr[0].FailedAttempts != 1 || tr[0].Attempts != 1 || tr[1].FailedAttempts != 0 || tr[1].Success {
 		t.Fatalf("calibrated detect-once: %+v, want one failed call on tool 2, then tool 3", tr)
+	}
+}
+
+// TestCalibratedOrderAllocatesNothing: the calibrated oracles order every step's candidates;
+// the ordering reuses the oracle's buffer and allocates nothing, and it is CalibratedBefore's
+// (relevance descending, ties by position).
+func TestCalibratedOrderAllocatesNothing(t *testing.T) {
+	rel := []float64{0.2, 0.9, 0.5, 0.9, 0.1, 0.7, 0.5, 0.3, 0.8, 0.6}
+	s := &bandit.Step{}
+	for i, r := range rel {
+		s.Candidates = append(s.Candidates, bandit.Candidate{Tool: i, Relevance: r})
+	}
+	o := &oracle{byRelevance: true}
+	if got, want := o.positions(s), []int{1, 3, 8, 5, 9, 2, 6, 7, 0, 4}; !slices.Equal(got, want) {
+		t.Fatalf("order %v, want %v", got, want)
+	}
+	if n := testing.AllocsPerRun(100, func() { o.positions(s) }); n != 0 {
+		t.Fatalf("%v allocations per ordering, want 0", n)
 	}
 }
