@@ -57,6 +57,14 @@ Prints a Markdown table; --out DIR also writes DIR/replay.md and DIR/replay.json
 			if err := checkReplayFlags(folds, semantic, banditW, priorW); err != nil {
 				return fmt.Errorf("eval replay: %w", err)
 			}
+			if err := ope.CheckReward(reward); err != nil {
+				return fmt.Errorf("eval replay: --%w", err)
+			}
+			if out != "" {
+				if err := atomicfile.CheckDir(out); err != nil {
+					return fmt.Errorf("eval replay: --out %w", err)
+				}
+			}
 			var specs []bandit.Spec
 			for _, p := range policies {
 				s, skipped, err := ope.LoadSpecs(p)
@@ -82,6 +90,9 @@ Prints a Markdown table; --out DIR also writes DIR/replay.md and DIR/replay.json
 			if err != nil {
 				return err
 			}
+			for _, f := range l.TornTails {
+				fmt.Fprintf(cmd.ErrOrStderr(), "eval replay: %s: its last line has no newline (an interrupted write) and was skipped\n", f)
+			}
 			eo := ope.Options{Seed: seed, Folds: folds, Weights: bandit.FusionWeights{Semantic: semantic, Bandit: banditW, Prior: priorW}}
 			var ests []*ope.Estimate
 			for _, s := range specs {
@@ -98,7 +109,8 @@ Prints a Markdown table; --out DIR also writes DIR/replay.md and DIR/replay.json
 			}
 			doc, err := json.MarshalIndent(map[string]any{"rated": provenance.Current().String(), "logs": files, "reward": opts.Reward,
 				"events": len(l.Events), "skipped": l.Skipped, "logging_policies": l.Policies, "exploring": l.Exploring,
-				"min_propensity": l.MinPropensity, "seed": seed, "policies": specs, "estimates": ests}, "", "  ")
+				"min_propensity": l.MinPropensity, "torn_tails": l.TornTails, "prefix": prefix, "catalog": catalogPath,
+				"seed": seed, "folds": folds, "weights": eo.Weights, "policies": specs, "estimates": ests}, "", "  ")
 			if err != nil {
 				return err
 			}

@@ -55,6 +55,15 @@ func TestEvalReplayOnAServedLog(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// A replica killed mid-write leaves a torn last line: skipped, and said so.
+	logs, err := decisionlog.FilesIn(logDir)
+	if err != nil || len(logs) == 0 {
+		t.Fatalf("decision logs %v: %v", logs, err)
+	}
+	torn := filepath.Join(logDir, "decisions-torn-000001.jsonl")
+	if err := os.WriteFile(torn, []byte(`{"v":1,"kind":"outc`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	specs := filepath.Join(dir, "targets.yaml")
 	os.WriteFile(specs, []byte("- {name: static, kind: static}\n- {name: prior, kind: prior_only}\n"), 0o644)
 	out := filepath.Join(dir, "out")
@@ -71,11 +80,17 @@ func TestEvalReplayOnAServedLog(t *testing.T) {
 			t.Fatalf("output lacks %q:\n%s", want, so.String())
 		}
 	}
+	if !strings.Contains(se.String(), torn+": its last line has no newline") || !strings.Contains(so.String(), "Torn last lines skipped") {
+		t.Fatalf("the torn file was not reported:\n%s\n%s", se.String(), so.String())
+	}
 	if strings.Contains(so.String(), "Warning") {
 		t.Fatalf("an exploring log was warned about:\n%s", so.String())
 	}
 	var doc struct {
-		Events    int `json:"events"`
+		Events    int                  `json:"events"`
+		Folds     int                  `json:"folds"`
+		Weights   bandit.FusionWeights `json:"weights"`
+		TornTails []string             `json:"torn_tails"`
 		Estimates []struct {
 			Policy string `json:"policy"`
 			IPS    struct{ Value, Low, High float64 }
@@ -88,6 +103,9 @@ func TestEvalReplayOnAServedLog(t *testing.T) {
 	if err := json.Unmarshal(raw, &doc); err != nil || doc.Events != 300 || len(doc.Estimates) != 3 {
 		t.Fatalf("replay.json: %v, %d events, %d estimates", err, doc.Events, len(doc.Estimates))
 	}
+	if doc.Folds != 2 || doc.Weights != (bandit.FusionWeights{Semantic: 0.75, Bandit: 0.15, Prior: 0.10}) || len(doc.TornTails) != 1 || doc.TornTails[0] != torn {
+		t.Fatalf("replay.json records folds %d, weights %+v, torn tails %v", doc.Folds, doc.Weights, doc.TornTails)
+	}
 	for _, e := range doc.Estimates {
 		if !(e.IPS.Low <= e.IPS.Value && e.IPS.Value <= e.IPS.High) {
 			t.Fatalf("%s: IPS %+v", e.Policy, e.IPS)
@@ -95,10 +113,15 @@ func TestEvalReplayOnAServedLog(t *testing.T) {
 	}
 }
 
-// Cross-fitting folds below 2 and fusion weights that cannot fuse are refused before any log is
-// read (the --log here does not exist), naming the flags.
+// Cross-fitting folds below 2, fusion weights that cannot fuse, an unknown reward and an --out
+// below a regular file are refused before any log is read (the --log here does not exist),
+// naming the flags.
 func TestEvalReplayRefusesBadFoldsAndWeights(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "none")
+	afile := filepath.Join(t.TempDir(), "afile")
+	if err := os.WriteFile(afile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -109,6 +132,8 @@ func TestEvalReplayRefusesBadFoldsAndWeights(t *testing.T) {
 		{[]string{"--w-semantic", "0.8"}, "--w-semantic 0.8, --w-bandit 0.15, --w-prior 0.1: the fusion weights must sum to 1"},
 		{[]string{"--w-bandit", "-0.1", "--w-semantic", "1"}, "--w-bandit -0.1: a fusion weight must be a finite number >= 0"},
 		{[]string{"--w-prior", "NaN"}, "--w-prior NaN: a fusion weight must be a finite number >= 0"},
+		{[]string{"--reward", "bogus"}, `--reward "bogus": must be auto, executed, task or served`},
+		{[]string{"--out", filepath.Join(afile, "sub")}, "--out " + filepath.Join(afile, "sub") + ": " + afile + " is not a directory"},
 	} {
 		_, _, err := runRated(append([]string{"eval", "replay", "--log", missing, "--policies", "recommended"}, c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -5,10 +5,12 @@ package atomicfile
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // Write calls fill with a buffered writer on a temporary file beside path and, if fill and the
@@ -135,4 +137,30 @@ func WriteBytes(path string, data []byte) error {
 		_, err := w.Write(data)
 		return err
 	})
+}
+
+// CheckDir reports, without creating anything, whether files can later be written into dir:
+// dir is a directory, or its nearest existing ancestor is one (Prepare creates the rest). A
+// command calls it on its output directory before any work, so that a bad --out fails at once
+// and not after the work is done.
+func CheckDir(dir string) error {
+	for p := filepath.Clean(dir); ; {
+		st, err := os.Stat(p)
+		switch {
+		case err == nil && st.IsDir():
+			return nil
+		case err == nil:
+			if p == filepath.Clean(dir) {
+				return fmt.Errorf("%s is not a directory", dir)
+			}
+			return fmt.Errorf("%s: %s is not a directory", dir, p)
+		case !os.IsNotExist(err) && !errors.Is(err, syscall.ENOTDIR): // ENOTDIR: a file above; found next
+			return fmt.Errorf("%s: %w", dir, err)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return nil
+		}
+		p = parent
+	}
 }

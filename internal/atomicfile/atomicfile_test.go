@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -126,5 +127,28 @@ func TestCommitAllRestoresTheSetWhenARenameFails(t *testing.T) {
 	gb, _ := os.ReadFile(b)
 	if entries, _ := os.ReadDir(dir); string(ga) != "new a" || string(gb) != "new b" || len(entries) != 2 {
 		t.Fatalf("a = %q, b = %q, entries %v", ga, gb, entries)
+	}
+}
+
+// TestCheckDir: an existing directory and a path below one pass; a path through a regular file
+// fails naming that file, and nothing is created either way.
+func TestCheckDir(t *testing.T) {
+	root := t.TempDir()
+	file := filepath.Join(root, "afile")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, ok := range []string{root, filepath.Join(root, "new", "deeper")} {
+		if err := CheckDir(ok); err != nil {
+			t.Errorf("CheckDir(%s): %v", ok, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "new")); !os.IsNotExist(err) {
+		t.Errorf("CheckDir created %s/new (%v)", root, err)
+	}
+	for dir, want := range map[string]string{file: file + " is not a directory", filepath.Join(file, "sub"): file + " is not a directory"} {
+		if err := CheckDir(dir); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("CheckDir(%s) = %v, want %q", dir, err, want)
+		}
 	}
 }

@@ -60,6 +60,12 @@ func TestContextEncodingByHand(t *testing.T) {
 	if _, err := DecodeContext("AACAPw==", 2); err == nil {
 		t.Fatal("wrong dimension accepted")
 	}
+	// float32 bits 0x7fc00000 (NaN) and 0xff800000 (−Inf), little-endian, after a 1.
+	for s, want := range map[string]string{"AACAPwAAwH8=": "context[1] = NaN", "AACAPwAAgP8=": "context[1] = -Inf"} {
+		if _, err := DecodeContext(s, 2); err == nil || !strings.Contains(err.Error(), want+": not a finite number") {
+			t.Errorf("DecodeContext(%q) = %v, want %q", s, err, want)
+		}
+	}
 }
 
 func readAll(t *testing.T, dir string) ([]Record, ReadStats) {

@@ -13,6 +13,19 @@ import (
 type Record struct {
 	Decision *Decision
 	Outcome  *Outcome
+	// File and Line say where the record was read (Decode's name and the 1-based line), so a
+	// reader joining several files can name them in its errors; empty and 0 for records built
+	// in memory.
+	File string
+	Line int
+}
+
+// Where is "file:line" of a record read by Decode, or "" for one built in memory.
+func (r Record) Where() string {
+	if r.File == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d", r.File, r.Line)
 }
 
 // ReadStats says what a read skipped.
@@ -60,6 +73,7 @@ func Decode(r io.Reader, name string, fn func(Record) error) (torn bool, err err
 		if err != nil {
 			return false, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
+		rec.File, rec.Line = name, line
 		if err := fn(rec); err != nil {
 			return false, err
 		}

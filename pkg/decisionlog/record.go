@@ -143,7 +143,8 @@ func EncodeContext(x []float64) string {
 	return base64.StdEncoding.EncodeToString(buf)
 }
 
-// DecodeContext unpacks EncodeContext's output; dim must match.
+// DecodeContext unpacks EncodeContext's output; dim must match and every value be finite (a
+// NaN or infinite feature would poison every policy replayed on it).
 func DecodeContext(s string, dim int) ([]float32, error) {
 	buf, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
@@ -155,6 +156,9 @@ func DecodeContext(s string, dim int) ([]float32, error) {
 	out := make([]float32, dim)
 	for i := range out {
 		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
+		if v := float64(out[i]); math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("context[%d] = %v: not a finite number", i, v)
+		}
 	}
 	return out, nil
 }

@@ -101,6 +101,13 @@ type Rows struct {
 	QHat       [][]float64 `json:"qhat"`
 	// ReplayAccepted are the indices of the events replay accepted.
 	ReplayAccepted []int `json:"replay_accepted"`
+	// ReplayChoice is the replay pass's target choice at every event (it learns from the
+	// accepted ones only, so it differs from the IPS pass's); ReplayDraw the uniform draw that
+	// keeps an event when below MinPropensity / its logged propensity. With them a reference
+	// can redo the acceptance itself.
+	ReplayChoice  []int     `json:"replay_choice"`
+	ReplayDraw    []float64 `json:"replay_draw"`
+	MinPropensity float64   `json:"min_propensity"`
 }
 
 // Evaluate estimates the value of the policy spec on l.
@@ -195,6 +202,7 @@ func Evaluate(l *Log, spec bandit.Spec, opts Options) (*Estimate, error) {
 		return nil, err
 	}
 	accept := rand.New(rand.NewPCG(opts.Seed, 0x7265706c6179)) // "replay"
+	rows.MinPropensity = l.MinPropensity
 	var accepted []float64
 	dist := make([]float64, width)
 	for i := range l.Events {
@@ -202,6 +210,8 @@ func Evaluate(l *Log, spec bandit.Spec, opts Options) (*Estimate, error) {
 		s := eventStep(ev, spec)
 		pos := choose(pol, s, dist[:len(ev.Candidates)])
 		u := accept.Float64() // drawn for every event, so acceptance is independent of the target
+		rows.ReplayChoice = append(rows.ReplayChoice, pos)
+		rows.ReplayDraw = append(rows.ReplayDraw, u)
 		if pos != ev.Logged || u >= l.MinPropensity/ev.Propensity[ev.Logged] {
 			continue
 		}
@@ -236,17 +246,26 @@ func choose(pol bandit.Policy, s *bandit.Step, dist []float64) int {
 }
 
 // snips is Σ w·r / Σ w with the delta-method interval: the t interval of the linearised
-// per-event terms w·(r − V) / mean(w), whose mean is 0.
+// per-event terms w·(r − V) / mean(w), whose mean is 0. With fewer than two nonzero weights the
+// value is one event's reward and every linearised term is 0, so there is no interval (the
+// delta method's would have zero width).
 func snips(weights, rewards []float64) Interval {
 	sw, swr := 0.0, 0.0
+	informed := 0
 	for i, w := range weights {
 		sw += w
 		swr += w * rewards[i]
+		if w != 0 {
+			informed++
+		}
 	}
 	if sw == 0 {
 		return noInformation
 	}
 	v := swr / sw
+	if informed < 2 {
+		return Interval{Value: v, Low: math.NaN(), High: math.NaN()}
+	}
 	mean := sw / float64(len(weights))
 	lin := make([]float64, len(weights))
 	for i, w := range weights {

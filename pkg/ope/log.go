@@ -93,36 +93,52 @@ func ReadLog(files []string, opts ReadOptions) (*Log, error) {
 	return l, err
 }
 
+// CheckReward refuses a reward name that is none of RewardAuto, RewardExecuted, RewardTask and
+// RewardServed (ReadOptions.Reward; "" is RewardAuto).
+func CheckReward(reward string) error {
+	switch reward {
+	case "", RewardAuto, RewardExecuted, RewardTask, RewardServed:
+		return nil
+	}
+	return fmt.Errorf("reward %q: must be %s, %s, %s or %s", reward, RewardAuto, RewardExecuted, RewardTask, RewardServed)
+}
+
 // FromRecords is ReadLog on records already read.
 func FromRecords(recs []decisionlog.Record, opts ReadOptions) (*Log, error) {
-	switch opts.Reward {
-	case "":
+	if opts.Reward == "" {
 		opts.Reward = RewardAuto
-	case RewardAuto, RewardExecuted, RewardTask, RewardServed:
-	default:
-		return nil, fmt.Errorf("reward %q: must be %s, %s, %s or %s", opts.Reward, RewardAuto, RewardExecuted, RewardTask, RewardServed)
+	}
+	if err := CheckReward(opts.Reward); err != nil {
+		return nil, err
 	}
 	type pending struct {
 		d     *decisionlog.Decision
 		order int
+		where string
+	}
+	type reported struct {
+		o     *decisionlog.Outcome
+		where string
 	}
 	decisions := map[string]pending{}
-	outcomes := map[string]*decisionlog.Outcome{} // the chosen candidate's outcome per decision
+	outcomes := map[string]reported{} // the chosen candidate's outcome per decision
 	var order []string
 	for _, r := range recs {
 		if d := r.Decision; d != nil {
-			if _, dup := decisions[d.ID]; dup {
-				return nil, fmt.Errorf("decision %s appears twice", d.ID)
+			if prev, dup := decisions[d.ID]; dup {
+				return nil, fmt.Errorf("%sdecision %s appears twice (first %s)", at(r.Where()), d.ID, orInMemory(prev.where))
 			}
-			decisions[d.ID] = pending{d, len(order)}
+			decisions[d.ID] = pending{d, len(order), r.Where()}
 			order = append(order, d.ID)
 		}
 		if o := r.Outcome; o != nil && o.Chosen {
 			// A report sent twice is one outcome; two that disagree leave the reward unknown.
-			if prev, dup := outcomes[o.ID]; dup && (prev.Executed != o.Executed || !sameTask(prev.TaskSuccess, o.TaskSuccess)) {
-				return nil, fmt.Errorf("decision %s: two outcomes of the chosen tool disagree (executed %v then %v)", o.ID, prev.Executed, o.Executed)
+			if prev, dup := outcomes[o.ID]; dup && !sameOutcome(prev.o, o) {
+				return nil, fmt.Errorf("%sdecision %s: two outcomes of the chosen tool disagree (executed %v, task %s, served %s %s; then executed %v, task %s, served %s)",
+					at(r.Where()), o.ID, prev.o.Executed, optional(prev.o.TaskSuccess), optional(prev.o.Served), orInMemory(prev.where),
+					o.Executed, optional(o.TaskSuccess), optional(o.Served))
 			}
-			outcomes[o.ID] = o
+			outcomes[o.ID] = reported{o, r.Where()}
 		}
 	}
 	l := &Log{Policies: map[string]int{}, Skipped: map[string]int{}, MinPropensity: math.Inf(1), Dim: -1}
@@ -150,33 +166,33 @@ func FromRecords(recs []decisionlog.Record, opts ReadOptions) (*Log, error) {
 			l.Skipped["fallback attempt (its exclusions depend on the logging policy's first choice)"]++
 			continue
 		}
-		o := outcomes[id]
+		o := outcomes[id].o
 		if o == nil {
 			l.Skipped["no outcome reported for the chosen tool"]++
 			continue
 		}
 		if d.ChosenPosition < 0 || d.ChosenPosition >= len(d.Candidates) {
-			return nil, fmt.Errorf("decision %s: chosen position %d of %d candidates", id, d.ChosenPosition, len(d.Candidates))
+			return nil, fmt.Errorf("%sdecision %s: chosen position %d of %d candidates", at(p.where), id, d.ChosenPosition, len(d.Candidates))
 		}
 		if first == nil {
 			first = d
 		} else if d.Retriever != first.Retriever || !sameRun(d.Run, first.Run) {
-			return nil, fmt.Errorf("decision %s is from %s, decision %s from %s: one log is one retriever and one run (give --prefix to pick a simulator run)", id, origin(d), first.ID, origin(first))
+			return nil, fmt.Errorf("%sdecision %s is from %s, decision %s from %s: one log is one retriever and one run (give --prefix to pick a simulator run)", at(p.where), id, origin(d), first.ID, origin(first))
 		}
 		if o.Position != d.ChosenPosition || o.Tool != d.Chosen {
-			return nil, fmt.Errorf("decision %s: its chosen outcome is for %s at position %d, the decision chose %s at %d", id, o.Tool, o.Position, d.Chosen, d.ChosenPosition)
+			return nil, fmt.Errorf("%sdecision %s: its chosen outcome is for %s at position %d, the decision chose %s at %d", at(p.where), id, o.Tool, o.Position, d.Chosen, d.ChosenPosition)
 		}
 		if d.Context == "" {
-			return nil, fmt.Errorf("decision %s has no context vector: the log was written without --decision-log-context, and a policy cannot be replayed without it", id)
+			return nil, fmt.Errorf("%sdecision %s has no context vector: the log was written without --decision-log-context, and a policy cannot be replayed without it", at(p.where), id)
 		}
 		ctx, err := decisionlog.DecodeContext(d.Context, d.ContextDim)
 		if err != nil {
-			return nil, fmt.Errorf("decision %s: %w", id, err)
+			return nil, fmt.Errorf("%sdecision %s: %w", at(p.where), id, err)
 		}
 		if l.Dim < 0 {
 			l.Dim = d.ContextDim
 		} else if d.ContextDim != l.Dim {
-			return nil, fmt.Errorf("decision %s: context dimension %d, earlier decisions %d (one log, one retriever)", id, d.ContextDim, l.Dim)
+			return nil, fmt.Errorf("%sdecision %s: context dimension %d, earlier decisions %d (one log, one retriever)", at(p.where), id, d.ContextDim, l.Dim)
 		}
 		ev := Event{ID: id, T: d.T, Logged: d.ChosenPosition, Context: make([]float64, len(ctx)),
 			Feedback: bandit.Feedback{Executed: o.Executed}}
@@ -186,17 +202,17 @@ func FromRecords(recs []decisionlog.Record, opts ReadOptions) (*Log, error) {
 		sum := 0.0
 		for i, c := range d.Candidates {
 			if !(c.Propensity >= 0 && c.Propensity <= 1) {
-				return nil, fmt.Errorf("decision %s: candidate %d has propensity %v", id, i, c.Propensity)
+				return nil, fmt.Errorf("%sdecision %s: candidate %d has propensity %v", at(p.where), id, i, c.Propensity)
 			}
 			sum += c.Propensity
 			ev.Candidates = append(ev.Candidates, bandit.Candidate{Tool: index(c.Tool), Sem: c.Semantic, Prior: c.Prior, Relevance: c.Calibrated})
 			ev.Propensity = append(ev.Propensity, c.Propensity)
 		}
 		if math.Abs(sum-1) > 1e-6 {
-			return nil, fmt.Errorf("decision %s: propensities sum to %v, not 1", id, sum)
+			return nil, fmt.Errorf("%sdecision %s: propensities sum to %v, not 1", at(p.where), id, sum)
 		}
 		if ev.Propensity[ev.Logged] <= 0 {
-			return nil, fmt.Errorf("decision %s: the chosen candidate has propensity %v", id, ev.Propensity[ev.Logged])
+			return nil, fmt.Errorf("%sdecision %s: the chosen candidate has propensity %v", at(p.where), id, ev.Propensity[ev.Logged])
 		}
 		if o.TaskSuccess != nil {
 			ev.Feedback.TaskKnown, ev.Feedback.Task = true, *o.TaskSuccess
@@ -214,7 +230,7 @@ func FromRecords(recs []decisionlog.Record, opts ReadOptions) (*Log, error) {
 			ev.Reward = b2f(*o.TaskSuccess)
 		case RewardServed:
 			if o.Served == nil {
-				return nil, fmt.Errorf("decision %s: reward served needs a simulator log (outcomes with \"served\")", id)
+				return nil, fmt.Errorf("%sdecision %s: reward served needs a simulator log (outcomes with \"served\")", at(p.where), id)
 			}
 			ev.Reward = b2f(*o.Served)
 		}
@@ -270,6 +286,36 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// sameOutcome reports whether two reports of the chosen tool's outcome are the same report.
+func sameOutcome(a, b *decisionlog.Outcome) bool {
+	return a.Tool == b.Tool && a.Position == b.Position && a.Executed == b.Executed &&
+		sameTask(a.TaskSuccess, b.TaskSuccess) && sameTask(a.Served, b.Served)
+}
+
+// at is "where: " for an error's prefix, or "" for a record built in memory.
+func at(where string) string {
+	if where == "" {
+		return ""
+	}
+	return where + ": "
+}
+
+// orInMemory is where, or "in memory" for a record that was not read from a file.
+func orInMemory(where string) string {
+	if where == "" {
+		return "in memory"
+	}
+	return "at " + where
+}
+
+// optional prints a reported boolean, or "unreported".
+func optional(b *bool) string {
+	if b == nil {
+		return "unreported"
+	}
+	return strconv.FormatBool(*b)
 }
 
 // sameTask reports whether two reported task outcomes agree (both absent, or equal).

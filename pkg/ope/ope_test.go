@@ -47,12 +47,15 @@ func writeLog(t *testing.T, recs ...any) string {
 // handLog is four decisions over two candidates, logged by a policy that picks position 0 with
 // probability 0.8 (0.5 in the last decision), with rewards 1, 0, 1, 1.
 func handLog(t *testing.T) string {
+	return twoToolLog(t, [][2]float64{{0.8, 0.2}, {0.8, 0.2}, {0.8, 0.2}, {0.5, 0.5}}, []int{0, 1, 0, 1}, []bool{true, false, true, true})
+}
+
+// twoToolLog is a log of len(chosen) decisions over tools a and b (positions 0 and 1), decision i
+// choosing position chosen[i] with the propensities props[i] and executing as executed[i].
+func twoToolLog(t *testing.T, props [][2]float64, chosen []int, executed []bool) string {
 	var recs []any
-	props := [][2]float64{{0.8, 0.2}, {0.8, 0.2}, {0.8, 0.2}, {0.5, 0.5}}
-	chosen := []int{0, 1, 0, 1}
-	executed := []bool{true, false, true, true}
 	ctx := decisionlog.EncodeContext([]float64{1, 0})
-	for i := range 4 {
+	for i := range chosen {
 		id := fmt.Sprintf("d%d", i)
 		d := decisionlog.Decision{V: 1, Kind: decisionlog.KindDecision, ID: id, T: int64(i), Source: decisionlog.SourceSim, Policy: "logger",
 			Explores: true, Context: ctx, ContextDim: 2, Chosen: []string{"a", "b"}[chosen[i]], ChosenPosition: chosen[i]}
@@ -84,7 +87,7 @@ func TestEstimatorsByHand(t *testing.T) {
 	}
 	near := func(what string, got, want float64) {
 		t.Helper()
-		if math.Abs(got-want) > 1e-12 {
+		if !(math.Abs(got-want) <= 1e-12) { // a NaN fails too
 			t.Errorf("%s = %v, want %v", what, got, want)
 		}
 	}
@@ -182,6 +185,27 @@ func TestNoInformationIsNoEstimate(t *testing.T) {
 	}
 }
 
+// TestSNIPSNeedsTwoInformedEvents: the static target (position 0) agrees with the log at event
+// 0 only, so SNIPS = 1.25·1 / 1.25 = 1, one event's reward; its linearised terms are all 0 and
+// the delta method's interval would be [1, 1]. There is none. IPS has three terms, 1.25, 0, 0:
+// mean 0.41667, s = 0.72169, t(0.975, 2) = 4.30265, half-width 4.30265·0.72169/√3 = 1.79277.
+func TestSNIPSNeedsTwoInformedEvents(t *testing.T) {
+	l, err := ope.ReadLog([]string{twoToolLog(t, [][2]float64{{0.8, 0.2}, {0.8, 0.2}, {0.8, 0.2}}, []int{0, 1, 1}, []bool{true, true, false})}, ope.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	est, err := ope.Evaluate(l, bandit.Spec{Name: "static", Kind: "static"}, ope.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if est.SNIPS.Value != 1 || !math.IsNaN(est.SNIPS.Low) || !math.IsNaN(est.SNIPS.High) {
+		t.Errorf("SNIPS %+v, want 1 with no interval", est.SNIPS)
+	}
+	if !(math.Abs(est.IPS.Value-1.25/3) <= 1e-12) || !(math.Abs(est.IPS.High-est.IPS.Value-1.79277) <= 1e-5) {
+		t.Errorf("IPS %+v, want 0.41667 ± 1.79277", est.IPS)
+	}
+}
+
 func TestReadLogRefusesBadLogs(t *testing.T) {
 	base := decisionlog.Decision{V: 1, Kind: decisionlog.KindDecision, ID: "x", Source: "sim", Policy: "p", Chosen: "a",
 		Candidates: []decisionlog.Candidate{{Tool: "a", Propensity: 0.5}, {Tool: "b", Propensity: 0.3}}, Context: decisionlog.EncodeContext([]float64{1}), ContextDim: 1}
@@ -200,7 +224,8 @@ func TestReadLogRefusesBadLogs(t *testing.T) {
 			t.Errorf("%v, want %q", err, c.want)
 		}
 	}
-	// Each used to pass silently: a second outcome replacing the first (executed, then not);
+	// Each used to pass silently: a second outcome replacing the first (executed, then not; or
+	// served, then not); a NaN in a context vector;
 	// two simulator runs merged into one log (a --log DIR without --prefix); a chosen position
 	// outside the candidates of a record not read through Decode (an index panic).
 	good := base
@@ -214,11 +239,21 @@ func TestReadLogRefusesBadLogs(t *testing.T) {
 	out2.ID = "y"
 	outside := good
 	outside.ChosenPosition = 5
+	served, unserved := out, out
+	yes, no := true, false
+	served.Served, unserved.Served = &yes, &no
+	nan := good
+	nan.Context = decisionlog.EncodeContext([]float64{math.NaN()})
 	for _, c := range []struct {
 		recs []decisionlog.Record
 		want string
 	}{
 		{[]decisionlog.Record{{Decision: &good}, {Outcome: &out}, {Outcome: &failed}}, "two outcomes of the chosen tool disagree"},
+		// Two reports that differ only in the simulator's truth left the last one's reward.
+		{[]decisionlog.Record{{Decision: &good}, {Outcome: &served, File: "a.jsonl", Line: 2}, {Outcome: &unserved, File: "b.jsonl", Line: 7}},
+			"b.jsonl:7: decision x: two outcomes of the chosen tool disagree (executed true, task unreported, served true at a.jsonl:2; then executed true, task unreported, served false)"},
+		{[]decisionlog.Record{{Decision: &nan, File: "c.jsonl", Line: 3}, {Outcome: &out}}, "c.jsonl:3: decision x: context[0] = NaN: not a finite number"},
+		{[]decisionlog.Record{{Decision: &good, File: "c.jsonl", Line: 1}, {Decision: &good, File: "d.jsonl", Line: 4}}, "d.jsonl:4: decision x appears twice (first at c.jsonl:1)"},
 		{[]decisionlog.Record{{Decision: &run1}, {Outcome: &out}, {Decision: &run2}, {Outcome: &out2}}, "run task/p20 seed 1"},
 		{[]decisionlog.Record{{Decision: &outside}, {Outcome: &out}}, "chosen position 5 of 2 candidates"},
 	} {
@@ -340,7 +375,7 @@ func TestEstimatorsMatchOpenBanditPipeline(t *testing.T) {
 		}
 		check := func(what string, got, want float64) {
 			t.Helper()
-			if math.Abs(got-want) > 1e-9 {
+			if !(math.Abs(got-want) <= 1e-9) { // a NaN fails too
 				t.Errorf("%s %s: rated %.15g, obp %.15g", name, what, got, want)
 			}
 		}
@@ -349,6 +384,13 @@ func TestEstimatorsMatchOpenBanditPipeline(t *testing.T) {
 		check("DR", est.DR.Value, num("dr"))
 		check("DM", est.DM.Value, num("dm"))
 		check("replay", est.Replay.Value, num("replay"))
+		var acc []int
+		for _, v := range r["replay_accepted"].([]any) {
+			acc = append(acc, int(v.(float64)))
+		}
+		if !slices.Equal(acc, est.Rows.ReplayAccepted) {
+			t.Errorf("%s replay accepted %d events, the reference's rejection sampling %d", name, len(est.Rows.ReplayAccepted), len(acc))
+		}
 		for _, c := range []struct {
 			key string
 			iv  ope.Interval
@@ -428,7 +470,7 @@ func TestEvaluateFolds(t *testing.T) {
 	}
 	for _, folds := range []int{0, 2} {
 		est, err := ope.Evaluate(l, static, ope.Options{Seed: 1, Folds: folds})
-		if err != nil || math.Abs(est.DM.Value-0.75) > 1e-12 {
+		if err != nil || !(math.Abs(est.DM.Value-0.75) <= 1e-12) {
 			t.Errorf("folds %d: DM %v, error %v; want 0.75", folds, est, err)
 		}
 	}

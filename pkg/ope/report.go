@@ -41,6 +41,9 @@ func Markdown(l *Log, files []string, ests []*Estimate) string {
 	if len(skipped) > 0 {
 		fmt.Fprintf(&b, "Skipped decisions: %s.\n", strings.Join(skipped, "; "))
 	}
+	if len(l.TornTails) > 0 {
+		fmt.Fprintf(&b, "Torn last lines skipped (an interrupted write; the record on it is lost, and a decision whose outcome it held counts as having none): %s.\n", strings.Join(l.TornTails, ", "))
+	}
 	if l.Exploring < len(l.Events) {
 		fmt.Fprintf(&b, "\n**Warning:** %d decisions were made by a deterministic policy (propensity 1 on its choice). There IPS, SNIPS and replay see only the decisions where the target chooses as the log did, and are biased wherever it would choose otherwise (the \"unsupported\" column counts them); DR fills those in from its reward model and is as good as that model. Log with an exploring policy (spec `explore:`) for unbiased estimates: docs/OPE.md.\n",
 			len(l.Events)-l.Exploring)

@@ -76,13 +76,19 @@ def main(inp, out):
         r["snips_delta_interval"] = [v, v - half, v + half]
         dm = est.DirectMethod()
         r["dm"] = float(dm.estimate_policy_value(position=position, action_dist=dist, estimated_rewards_by_reg_model=qhat))
-        # Replay (RM) on the rows the replay pass accepted, its target distribution there one-hot.
-        acc = np.array(rows["replay_accepted"], dtype=int)
+        # Replay (RM): the rejection sampling redone here from the replay pass's draws
+        # (kept when u < p_min / p), and obp's ReplayMethod given the kept rows with the replay
+        # pass's choices one-hot, so obp itself picks the rows where the target agrees.
+        choice = np.array(rows["replay_choice"], dtype=int)
+        draw = np.array(rows["replay_draw"], dtype=float)
+        kept = np.flatnonzero(draw < rows["min_propensity"] / pscore)
+        r["replay_accepted"] = [int(i) for i in kept if choice[i] == action[i]]
+        acc = np.array(r["replay_accepted"], dtype=int)
         if len(acc):
             rm = est.ReplayMethod()
-            onehot = np.zeros((len(acc), dist.shape[1], 1))
-            onehot[np.arange(len(acc)), action[acc], 0] = 1
-            r["replay"] = float(rm.estimate_policy_value(reward=reward[acc], action=action[acc], action_dist=onehot, position=position[acc]))
+            onehot = np.zeros((len(kept), dist.shape[1], 1))
+            onehot[np.arange(len(kept)), choice[kept], 0] = 1
+            r["replay"] = float(rm.estimate_policy_value(reward=reward[kept], action=action[kept], action_dist=onehot, position=position[kept]))
             r["replay_interval"] = t_interval(reward[acc])
         res[name] = r
     with open(out, "w") as f:
