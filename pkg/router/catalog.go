@@ -1,8 +1,10 @@
 package router
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -199,6 +201,18 @@ func (s *recordingSimilarity) Similarities(a, b []string) ([]float64, error) {
 	return v, nil
 }
 
+// sameTool reports whether two tools are the same record as stored: their JSON encodings are
+// equal. reflect.DeepEqual told an empty list from a missing one, which the stored record
+// (omitempty) cannot, so an unchanged tool read back after a restart was "updated".
+func sameTool(a, b catalog.Tool) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	if errA != nil || errB != nil {
+		return reflect.DeepEqual(a, b)
+	}
+	return bytes.Equal(ja, jb)
+}
+
 // prepareTools validates tools and turns the new or changed ones into entries (document
 // vectors embedded, consistency computed); unchanged tools are skipped. Called under catMu.
 func (r *Router) prepareTools(tools []catalog.Tool) ([]*toolRecord, error) {
@@ -220,7 +234,7 @@ func (r *Router) prepareTools(tools []catalog.Tool) ([]*toolRecord, error) {
 		if view != nil {
 			old = view.byID[t.ID]
 		}
-		if old != nil && !old.removed && reflect.DeepEqual(old.tool, t) {
+		if old != nil && !old.removed && sameTool(old.tool, t) {
 			continue
 		}
 		todo = append(todo, t)

@@ -596,6 +596,15 @@ func (r *Router) Report(ctx context.Context, decisionID, tool string, outcome Ou
 		view = r.view.Load()
 		r.mu.Lock()
 	}
+	// The janitor drops expired decisions only every few seconds (and a restored snapshot's
+	// may have expired while the server was down): the TTL is checked here, on the same clock.
+	if !d.created.After(r.clock().Add(-r.cfg.DecisionTTL)) {
+		if r.pending[d.id] == d {
+			r.dropPending(d)
+		}
+		r.mu.Unlock()
+		return Receipt{}, fmt.Errorf("%w: %s (older than the decision TTL, %v)", ErrUnknownDecision, decisionID, r.cfg.DecisionTTL)
+	}
 	pos := -1
 	for i, c := range d.step.cands {
 		if c.Tool < len(view.entries) && view.entries[c.Tool].tool.ID == tool {
@@ -605,6 +614,12 @@ func (r *Router) Report(ctx context.Context, decisionID, tool string, outcome Ou
 	if pos < 0 {
 		r.mu.Unlock()
 		return Receipt{}, fmt.Errorf("%w: %s is not a candidate of decision %s", ErrUnknownTool, tool, decisionID)
+	}
+	if d.step.excluded[pos] {
+		// The request excluded it (an earlier attempt, already reported there): the decision
+		// never offered it, and learning it again would count one outcome twice.
+		r.mu.Unlock()
+		return Receipt{}, fmt.Errorf("%w: %s was excluded from decision %s (report it on the decision that offered it)", ErrUnknownTool, tool, decisionID)
 	}
 	// A report of this decision and tool in flight (a retry that arrived before the first
 	// copy's commit settled, or after its client gave up waiting): wait for its outcome. The

@@ -672,3 +672,83 @@ func restartWithStep(t *testing.T, dir string, every time.Duration, crash bool) 
 	}
 	return err
 }
+
+// TestDecisionTTLIsCheckedOnReport: the janitor drops expired decisions only every few real
+// seconds; a report on the router's clock past the TTL is refused at once, fresh or restored.
+func TestDecisionTTLIsCheckedOnReport(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	dir := t.TempDir()
+	ttl := func(c *router.Config) { c.Clock, c.DecisionTTL = clock, time.Minute }
+	r := newRouter(t, openBolt(t, dir), nil, ttl)
+	ctx := context.Background()
+	q := "post a message to slack"
+	fresh, _ := r.Select(ctx, q, router.SelectOptions{})
+	advance(59 * time.Second)
+	if _, err := r.Report(ctx, fresh.DecisionID, fresh.Tools[0].ID, router.Outcome{Executed: true}, 0); err != nil {
+		t.Fatalf("a report within the TTL: %v", err)
+	}
+	old, _ := r.Select(ctx, q, router.SelectOptions{})
+	advance(time.Minute)
+	if _, err := r.Report(ctx, old.DecisionID, old.Tools[0].ID, router.Outcome{Executed: true}, 0); !errors.Is(err, router.ErrUnknownDecision) {
+		t.Fatalf("a report a TTL after its decision: %v, want ErrUnknownDecision", err)
+	}
+	// Restored from the snapshot of a graceful stop, then expired while the server was down.
+	down, _ := r.Select(ctx, q, router.SelectOptions{})
+	r.Close()
+	advance(2 * time.Minute)
+	r = newRouter(t, openBolt(t, dir), nil, ttl)
+	defer r.Close()
+	if _, err := r.Report(ctx, down.DecisionID, down.Tools[0].ID, router.Outcome{Executed: true}, 0); !errors.Is(err, router.ErrUnknownDecision) {
+		t.Fatalf("a decision that expired while the router was down: %v, want ErrUnknownDecision", err)
+	}
+}
+
+// TestExcludedToolIsNotReportable: a fallback decision excludes the tool an earlier attempt
+// tried; a report of that tool on the fallback decision is refused and leaves the policy as it
+// was (it used to be learned, counting the earlier failure twice).
+func TestExcludedToolIsNotReportable(t *testing.T) {
+	r := newRouter(t, nil, nil)
+	defer r.Close()
+	ctx := context.Background()
+	q := "convert 100 dollars to euros"
+	first, _ := r.Select(ctx, q, router.SelectOptions{K: 4})
+	tried := first.Tools[0].ID
+	if _, err := r.Report(ctx, first.DecisionID, tried, router.Outcome{Executed: false}, 0); err != nil {
+		t.Fatal(err)
+	}
+	fallback, err := r.Select(ctx, q, router.SelectOptions{K: 4, Exclude: []string{tried}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := r.PolicyStateForTest()
+	_, err = r.Report(ctx, fallback.DecisionID, tried, router.Outcome{Executed: false}, 0)
+	if !errors.Is(err, router.ErrUnknownTool) || !strings.Contains(err.Error(), "was excluded from decision") {
+		t.Fatalf("a report of an excluded tool: %v, want ErrUnknownTool", err)
+	}
+	if !bytes.Equal(before, r.PolicyStateForTest()) {
+		t.Fatal("the refused report changed the policy's state")
+	}
+}
+
+// TestEmptyListsAreUnchangedAfterARestart: a tool put with empty lists is stored without them
+// (omitempty); put again after a restart it is the same tool, not an update.
+func TestEmptyListsAreUnchangedAfterARestart(t *testing.T) {
+	tools, _, _ := load(t)
+	tool := tools[0]
+	tool.ID, tool.Tags, tool.RuntimeOnly, tool.Prior = "test/empty-lists", []string{}, []string{}, nil
+	dir := t.TempDir()
+	ctx := context.Background()
+	r := newRouter(t, openBolt(t, dir), nil)
+	if added, updated, err := r.PutTools(ctx, []catalog.Tool{tool}); err != nil || added != 1 || updated != 0 {
+		t.Fatalf("first put: %d added, %d updated, %v", added, updated, err)
+	}
+	r.Close()
+	r = newRouter(t, openBolt(t, dir), nil)
+	defer r.Close()
+	if added, updated, err := r.PutTools(ctx, []catalog.Tool{tool}); err != nil || added != 0 || updated != 0 {
+		t.Fatalf("the same tool after a restart: %d added, %d updated, %v; want unchanged", added, updated, err)
+	}
+}

@@ -380,8 +380,10 @@ func decode(req *http.Request, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return jsonError(err)
 	}
-	if dec.More() {
-		return &bodyError{http.StatusBadRequest, "invalid_json", "body", "trailing data after the JSON object"}
+	// dec.More is false before a stray '}' or ']', so the rest is checked for anything but
+	// JSON's white space.
+	if rest := bytes.TrimLeft(raw[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+		return &bodyError{http.StatusBadRequest, "invalid_json", "body", fmt.Sprintf("trailing data after the JSON object (at byte %d)", len(raw)-len(rest))}
 	}
 	return nil
 }
