@@ -142,6 +142,7 @@ const codeMethodNotFound = -32601
 // body past maxBody bytes, a wrong content type, method or Host, an unknown session) as the
 // JSON-RPC error the specification prescribes, in a JSON body a client can read: -32700 parse
 // error when a JSON body does not parse, -32601 method not found, else -32600 invalid request;
+// an initialize whose params are not an object is refused here with -32602 (the SDK's code 0);
 // the request's id where its body has a usable one; the HTTP status and the SDK's message kept.
 // Every other response passes unchanged.
 func jsonRPCRefusals(next http.Handler, maxBody int64) http.Handler {
@@ -157,6 +158,12 @@ func jsonRPCRefusals(next http.Handler, maxBody int64) http.Handler {
 				return
 			}
 			req.Body = io.NopCloser(bytes.NewReader(body))
+			if msg, bad := badInitializeParams(body); bad {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				w.Write(errorResponse(requestID(body), codeInvalidParams, msg))
+				return
+			}
 		}
 		rw := &refusalWriter{ResponseWriter: w}
 		next.ServeHTTP(rw, req)

@@ -213,6 +213,9 @@ func TestMCPHTTPRefusesMalformedMessages(t *testing.T) {
 		{`{"jsonrpc":"1.0","id":"a","method":"ping"}`, 400, -32600, "a"},
 		{`[{"jsonrpc":"2.0","method":"ping","id":1}, 1]`, 400, -32600, nil},
 		{`{"jsonrpc":"2.0","id":8,"method":"ping","params":"` + strings.Repeat("x", 5000) + `"}`, 413, -32600, nil},
+		// The SDK answered these with error code 0.
+		{`{"jsonrpc":"2.0","id":9,"method":"initialize","params":"x"}`, 400, -32602, 9.0},
+		{`{"jsonrpc":"2.0","id":"b","method":"initialize","params":[1]}`, 400, -32602, "b"},
 	} {
 		resp, m := post(c.body, "")
 		if resp.StatusCode != c.status || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {

@@ -18,6 +18,7 @@ import (
 const (
 	codeParseError     = -32700
 	codeInvalidRequest = -32600
+	codeInvalidParams  = -32602
 )
 
 // lineTransport speaks newline-delimited JSON-RPC on in and out like the SDK's StdioTransport,
@@ -130,6 +131,9 @@ func checkLine(line []byte, tooLong bool, maxLine int, batches bool) (code int, 
 			if _, err := jsonrpc.DecodeMessage(raw); err != nil {
 				return codeInvalidRequest, fmt.Sprintf("invalid request: batch element %d: %v", i, err), nil
 			}
+			if msg, bad := badInitializeParams(raw); bad {
+				return codeInvalidParams, fmt.Sprintf("batch element %d: %s", i, msg), nil
+			}
 		}
 		if !batches {
 			return codeInvalidRequest, "invalid request: JSON-RPC batches are not supported from protocol version " + firstWithoutBatches + " on (send the messages one per line)", nil
@@ -139,7 +143,28 @@ func checkLine(line []byte, tooLong bool, maxLine int, batches bool) (code int, 
 	if _, err := jsonrpc.DecodeMessage(line); err != nil {
 		return codeInvalidRequest, "invalid request: " + err.Error(), requestID(line)
 	}
+	if msg, bad := badInitializeParams(line); bad {
+		return codeInvalidParams, msg, requestID(line)
+	}
 	return 0, "", nil
+}
+
+// badInitializeParams reports an initialize request whose params are there but not an object
+// (nor null), with the message of its refusal: the SDK answers it with error code 0, which is
+// no JSON-RPC code, where every other method's params that do not decode get -32602.
+func badInitializeParams(msg []byte) (string, bool) {
+	var m struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.Method != "initialize" || len(m.Params) == 0 {
+		return "", false
+	}
+	p := bytes.TrimSpace(m.Params)
+	if p[0] == '{' || string(p) == "null" {
+		return "", false
+	}
+	return "invalid params: initialize's params must be an object, not " + string(p[:min(len(p), 40)]), true
 }
 
 // initializeVersion returns the protocolVersion of an initialize request.

@@ -74,15 +74,17 @@ func TestServeStdioSurvivesBadLines(t *testing.T) {
 	wantError(`{"jsonrpc": "2.0", "id": "a", "method": 5}`, -32600, `"a"`, "line 5: invalid request")
 	wantError(`[]`, -32600, "null", "an empty batch")
 	wantError(`[{"jsonrpc": "2.0", "id": 2, "method": "ping"}, 3]`, -32600, "null", "batch element 1")
+	// The SDK answered an initialize whose params are not an object with error code 0.
+	wantError(`{"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": "x"}`, -32602, "3", "line 8: invalid params: initialize's params must be an object")
 
 	send(`{"jsonrpc": "2.0", "id": 10, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}`)
 	if rep := next(); rep.Error != nil || string(rep.ID) != "10" || !strings.Contains(string(rep.Result), `"serverInfo"`) {
 		t.Fatalf("initialize: %+v %s", rep.Error, rep.Result)
 	}
 	send(`{"jsonrpc": "2.0", "method": "notifications/initialized"}`)
-	wantError(`not json at all`, -32700, "null", "line 10: parse error")
+	wantError(`not json at all`, -32700, "null", "line 11: parse error")
 	// Under 2025-06-18 the SDK ends the session at a batch: it is refused here instead.
-	wantError(`[{"jsonrpc": "2.0", "id": 12, "method": "ping"}, {"jsonrpc": "2.0", "id": 13, "method": "ping"}]`, -32600, "null", "line 11: invalid request: JSON-RPC batches are not supported")
+	wantError(`[{"jsonrpc": "2.0", "id": 12, "method": "ping"}, {"jsonrpc": "2.0", "id": 13, "method": "ping"}]`, -32600, "null", "line 12: invalid request: JSON-RPC batches are not supported")
 	send(`{"jsonrpc": "2.0", "id": 11, "method": "tools/list"}`)
 	rep := next()
 	if rep.Error != nil || string(rep.ID) != "11" || !strings.Contains(string(rep.Result), `"find_tools"`) || !strings.Contains(string(rep.Result), `"report_outcome"`) {
@@ -97,7 +99,7 @@ func TestServeStdioSurvivesBadLines(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("ServeStdio did not end with its input")
 	}
-	for _, n := range []string{"line 1 refused", "line 4 refused", "line 5 refused", "line 10 refused", "line 11 refused"} {
+	for _, n := range []string{"line 1 refused", "line 4 refused", "line 5 refused", "line 8 refused", "line 11 refused", "line 12 refused"} {
 		if !strings.Contains(log.String(), n) {
 			t.Errorf("log %q lacks %q", log.String(), n)
 		}
