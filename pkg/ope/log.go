@@ -114,11 +114,11 @@ func FromRecords(recs []decisionlog.Record, opts ReadOptions) (*Log, error) {
 	type pending struct {
 		d     *decisionlog.Decision
 		order int
-		where string
+		src   decisionlog.Record // where it was read: src.Where(), formatted only for an error
 	}
 	type reported struct {
-		o     *decisionlog.Outcome
-		where string
+		o   *decisionlog.Outcome
+		src decisionlog.Record // where it was read: src.Where(), formatted only for an error
 	}
 	decisions := map[string]pending{}
 	outcomes := map[string]reported{} // the chosen candidate's outcome per decision
@@ -126,19 +126,19 @@ func FromRecords(recs []decisionlog.Record, opts ReadOptions) (*Log, error) {
 	for _, r := range recs {
 		if d := r.Decision; d != nil {
 			if prev, dup := decisions[d.ID]; dup {
-				return nil, fmt.Errorf("%sdecision %s appears twice (first %s)", at(r.Where()), d.ID, orInMemory(prev.where))
+				return nil, fmt.Errorf("%sdecision %s appears twice (first %s)", at(r.Where()), d.ID, orInMemory(prev.src.Where()))
 			}
-			decisions[d.ID] = pending{d, len(order), r.Where()}
+			decisions[d.ID] = pending{d, len(order), r}
 			order = append(order, d.ID)
 		}
 		if o := r.Outcome; o != nil && o.Chosen {
 			// A report sent twice is one outcome; two that disagree leave the reward unknown.
 			if prev, dup := outcomes[o.ID]; dup && !sameOutcome(prev.o, o) {
 				return nil, fmt.Errorf("%sdecision %s: two outcomes of the chosen tool disagree (executed %v, task %s, served %s %s; then executed %v, task %s, served %s)",
-					at(r.Where()), o.ID, prev.o.Executed, optional(prev.o.TaskSuccess), optional(prev.o.Served), orInMemory(prev.where),
+					at(r.Where()), o.ID, prev.o.Executed, optional(prev.o.TaskSuccess), optional(prev.o.Served), orInMemory(prev.src.Where()),
 					o.Executed, optional(o.TaskSuccess), optional(o.Served))
 			}
-			outcomes[o.ID] = reported{o, r.Where()}
+			outcomes[o.ID] = reported{o, r}
 		}
 	}
 	l := &Log{Policies: map[string]int{}, Skipped: map[string]int{}, MinPropensity: math.Inf(1), Dim: -1}
@@ -172,27 +172,27 @@ func FromRecords(recs []decisionlog.Record, opts ReadOptions) (*Log, error) {
 			continue
 		}
 		if d.ChosenPosition < 0 || d.ChosenPosition >= len(d.Candidates) {
-			return nil, fmt.Errorf("%sdecision %s: chosen position %d of %d candidates", at(p.where), id, d.ChosenPosition, len(d.Candidates))
+			return nil, fmt.Errorf("%sdecision %s: chosen position %d of %d candidates", at(p.src.Where()), id, d.ChosenPosition, len(d.Candidates))
 		}
 		if first == nil {
 			first = d
 		} else if d.Retriever != first.Retriever || !sameRun(d.Run, first.Run) {
-			return nil, fmt.Errorf("%sdecision %s is from %s, decision %s from %s: one log is one retriever and one run (give --prefix to pick a simulator run)", at(p.where), id, origin(d), first.ID, origin(first))
+			return nil, fmt.Errorf("%sdecision %s is from %s, decision %s from %s: one log is one retriever and one run (give --prefix to pick a simulator run)", at(p.src.Where()), id, origin(d), first.ID, origin(first))
 		}
 		if o.Position != d.ChosenPosition || o.Tool != d.Chosen {
-			return nil, fmt.Errorf("%sdecision %s: its chosen outcome is for %s at position %d, the decision chose %s at %d", at(p.where), id, o.Tool, o.Position, d.Chosen, d.ChosenPosition)
+			return nil, fmt.Errorf("%sdecision %s: its chosen outcome is for %s at position %d, the decision chose %s at %d", at(p.src.Where()), id, o.Tool, o.Position, d.Chosen, d.ChosenPosition)
 		}
 		if d.Context == "" {
-			return nil, fmt.Errorf("%sdecision %s has no context vector: the log was written without --decision-log-context, and a policy cannot be replayed without it", at(p.where), id)
+			return nil, fmt.Errorf("%sdecision %s has no context vector: the log was written without --decision-log-context, and a policy cannot be replayed without it", at(p.src.Where()), id)
 		}
 		ctx, err := decisionlog.DecodeContext(d.Context, d.ContextDim)
 		if err != nil {
-			return nil, fmt.Errorf("%sdecision %s: %w", at(p.where), id, err)
+			return nil, fmt.Errorf("%sdecision %s: %w", at(p.src.Where()), id, err)
 		}
 		if l.Dim < 0 {
 			l.Dim = d.ContextDim
 		} else if d.ContextDim != l.Dim {
-			return nil, fmt.Errorf("%sdecision %s: context dimension %d, earlier decisions %d (one log, one retriever)", at(p.where), id, d.ContextDim, l.Dim)
+			return nil, fmt.Errorf("%sdecision %s: context dimension %d, earlier decisions %d (one log, one retriever)", at(p.src.Where()), id, d.ContextDim, l.Dim)
 		}
 		ev := Event{ID: id, T: d.T, Logged: d.ChosenPosition, Context: make([]float64, len(ctx)),
 			Feedback: bandit.Feedback{Executed: o.Executed}}
@@ -202,17 +202,17 @@ func FromRecords(recs []decisionlog.Record, opts ReadOptions) (*Log, error) {
 		sum := 0.0
 		for i, c := range d.Candidates {
 			if !(c.Propensity >= 0 && c.Propensity <= 1) {
-				return nil, fmt.Errorf("%sdecision %s: candidate %d has propensity %v", at(p.where), id, i, c.Propensity)
+				return nil, fmt.Errorf("%sdecision %s: candidate %d has propensity %v", at(p.src.Where()), id, i, c.Propensity)
 			}
 			sum += c.Propensity
 			ev.Candidates = append(ev.Candidates, bandit.Candidate{Tool: index(c.Tool), Sem: c.Semantic, Prior: c.Prior, Relevance: c.Calibrated})
 			ev.Propensity = append(ev.Propensity, c.Propensity)
 		}
 		if math.Abs(sum-1) > 1e-6 {
-			return nil, fmt.Errorf("%sdecision %s: propensities sum to %v, not 1", at(p.where), id, sum)
+			return nil, fmt.Errorf("%sdecision %s: propensities sum to %v, not 1", at(p.src.Where()), id, sum)
 		}
 		if ev.Propensity[ev.Logged] <= 0 {
-			return nil, fmt.Errorf("%sdecision %s: the chosen candidate has propensity %v", at(p.where), id, ev.Propensity[ev.Logged])
+			return nil, fmt.Errorf("%sdecision %s: the chosen candidate has propensity %v", at(p.src.Where()), id, ev.Propensity[ev.Logged])
 		}
 		if o.TaskSuccess != nil {
 			ev.Feedback.TaskKnown, ev.Feedback.Task = true, *o.TaskSuccess
@@ -230,7 +230,7 @@ func FromRecords(recs []decisionlog.Record, opts ReadOptions) (*Log, error) {
 			ev.Reward = b2f(*o.TaskSuccess)
 		case RewardServed:
 			if o.Served == nil {
-				return nil, fmt.Errorf("%sdecision %s: reward served needs a simulator log (outcomes with \"served\")", at(p.where), id)
+				return nil, fmt.Errorf("%sdecision %s: reward served needs a simulator log (outcomes with \"served\")", at(p.src.Where()), id)
 			}
 			ev.Reward = b2f(*o.Served)
 		}
