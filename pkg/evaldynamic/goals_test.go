@@ -161,3 +161,67 @@ func TestGoalsConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestGoalsTiesReferencesAndSeeds: a measure exactly at its requirement meets it (0.0954 is
+// 0.5 point under 0.1004, and 0.0205 1 point over 0.0105, though 100·x rounds either side);
+// a goal whose reference policy is not in the run is shown as not measured and left out of the
+// count; per-seed runs are paired by seed, not by position, and runs of other seeds are an
+// error, not a panic.
+func TestGoalsTiesReferencesAndSeeds(t *testing.T) {
+	cfg := &Config{
+		Protocols: []sim.Protocol{{Name: "exec", Kind: sim.ProtocolExecution}, {Name: "task", Kind: sim.ProtocolTask}},
+		Scenarios: []sim.Scenario{{Name: "s", Events: []sim.Event{{Kind: sim.EventPersistent}}}},
+		Policies:  []bandit.Spec{{Name: "A", Kind: "oracle_availability"}, {Name: "B", Kind: "blacklist"}, {Name: "X", Kind: "linucb"}, {Name: "P", Kind: "factored"}},
+		Goals:     GoalsConfig{Policy: "P", SRWithin: 0.5, FSROver: 1, PreFailWithin: 0.5, TaskMargin: 3, PValue: 0.01, Attempts: 1.15},
+	}
+	sum := func(x float64) metrics.Summary { return metrics.Summary{Mean: x, N: 3} }
+	row := func(proto, m string, sr, fsr float64) sim.Row {
+		return sim.Row{Protocol: proto, Scenario: "s", Method: m, PostFailSR: sum(sr), FSR: sum(fsr), PreFailSR: sum(0.4), AttemptsPerStep: sum(1), Seeds: 3}
+	}
+	rows := []sim.Row{row("exec", "A", 0.1004, 0), row("exec", "B", 0.2, 0.0105), row("exec", "P", 0.0954, 0.0205), row("task", "P", 0.5, 0)}
+	var results []sim.RunResult
+	runs := func(pol string, seeds []uint64, srs ...float64) {
+		for i, x := range srs {
+			results = append(results, sim.RunResult{Protocol: "task", Scenario: "s", Policy: pol, Seed: seeds[i], PostFailSR: x})
+		}
+	}
+	runs("P", []uint64{1, 2, 3}, 0.50, 0.52, 0.55)
+	runs("X", []uint64{3, 1, 2}, 0.44, 0.40, 0.43) // seed order 3, 1, 2: by seed, 0.40, 0.43, 0.44
+	got, err := Goals(cfg, rows, results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byGoal := map[string]GoalRow{}
+	for _, g := range got {
+		byGoal[g.Protocol+" "+g.Goal] = g
+	}
+	if g := byGoal["exec Post-Fail SR within 0.5 points of the availability oracle"]; !g.Met {
+		t.Errorf("SR exactly 0.5 point under the oracle: %+v, want met", g)
+	}
+	if g := byGoal["exec FSR at most the blacklist's + 1 point"]; !g.Met {
+		t.Errorf("FSR exactly 1 point over the blacklist's: %+v, want met", g)
+	}
+	if g := byGoal["exec pre-failure SR at least static's − 0.5 points"]; !g.NotMeasured || g.Met || !strings.Contains(g.Note, "no static policy") {
+		t.Errorf("pre-failure goal without a static policy: %+v, want not measured", g)
+	}
+	// Paired by seed: differences 0.10, 0.09, 0.11 (mean 10 points, sd 0.01, t = 17.32 on 2
+	// degrees of freedom, p = 1 − t/√(t² + 2) = 0.0033); by position they would be 0.06,
+	// 0.12, 0.12 (p = 0.063).
+	g := byGoal["task Post-Fail SR above every baseline's by ≥ 3 points, paired p < 0.01"]
+	if !g.Met || !(math.Abs(g.Measured-10) <= 1e-9) || !strings.Contains(g.Note, "largest p 0.0033") {
+		t.Errorf("task goal: %+v, want met, margin 10 points, p 0.0033 (paired by seed)", g)
+	}
+	table := GoalsTable(got, "P")
+	if !strings.Contains(table.Notes[0], "3 of 3 goals met (1 more not measured") {
+		t.Errorf("goals count: %q", table.Notes[0])
+	}
+	// A seed of one policy missing from the other: an error naming it.
+	results[len(results)-1].Seed = 9
+	if _, err := Goals(cfg, rows, results); err == nil || !strings.Contains(err.Error(), "has no single run to pair with") {
+		t.Errorf("unpaired seeds: %v", err)
+	}
+	results = results[:len(results)-1]
+	if _, err := Goals(cfg, rows, results); err == nil || !strings.Contains(err.Error(), "3 runs against 2") {
+		t.Errorf("unequal runs: %v", err)
+	}
+}

@@ -55,8 +55,11 @@ func Paired(cfg *Config, results []sim.RunResult) ([]PairedRow, error) {
 					}
 					b := bySeed[key{proto.Name, sc.Name, other.Name}]
 					row := PairedRow{Protocol: proto.Name, Scenario: sc.Name, Policy: name, Baseline: other.Name}
-					var err error
-					sa, sb, fa, fb := field(a, srOf), field(b, srOf), field(a, fsrOf), field(b, fsrOf)
+					sa, sb, err := pairBySeed(a, b, srOf)
+					if err != nil {
+						return nil, fmt.Errorf("paired %s vs %s (%s, %s): %w", name, other.Name, proto.Name, sc.Name, err)
+					}
+					fa, fb, _ := pairBySeed(a, b, fsrOf)
 					if row.SRTest, err = metrics.PairedTTest(sa, sb); err != nil {
 						return nil, fmt.Errorf("paired %s vs %s (%s, %s): %w", name, other.Name, proto.Name, sc.Name, err)
 					}
@@ -76,13 +79,30 @@ func Paired(cfg *Config, results []sim.RunResult) ([]PairedRow, error) {
 func srOf(r sim.RunResult) float64  { return r.PostFailSR }
 func fsrOf(r sim.RunResult) float64 { return r.FSR }
 
-// field takes one measure of runs, in seed order (RunGrid returns them so).
-func field(runs []sim.RunResult, f func(sim.RunResult) float64) []float64 {
-	out := make([]float64, len(runs))
-	for i, r := range runs {
-		out[i] = f(r)
+// pairBySeed takes one measure of two policies' runs, paired by seed (a's order): each seed
+// fixes the stream and failure schedule both faced, so the differences are per seed. Runs of
+// different seeds, a seed run twice, or unequal counts are an error, not a pairing by position.
+func pairBySeed(a, b []sim.RunResult, f func(sim.RunResult) float64) (x, y []float64, err error) {
+	if len(a) != len(b) {
+		return nil, nil, fmt.Errorf("%d runs against %d: a paired test needs the same seeds", len(a), len(b))
 	}
-	return out
+	of := make(map[uint64]sim.RunResult, len(b))
+	for _, r := range b {
+		if _, dup := of[r.Seed]; dup {
+			return nil, nil, fmt.Errorf("seed %d run twice", r.Seed)
+		}
+		of[r.Seed] = r
+	}
+	seen := make(map[uint64]bool, len(a))
+	for _, r := range a {
+		other, ok := of[r.Seed]
+		if !ok || seen[r.Seed] {
+			return nil, nil, fmt.Errorf("seed %d has no single run to pair with", r.Seed)
+		}
+		seen[r.Seed] = true
+		x, y = append(x, f(r)), append(y, f(other))
+	}
+	return x, y, nil
 }
 
 func diff(a, b []float64) []float64 {
