@@ -22,6 +22,17 @@ var bom = []byte{0xef, 0xbb, 0xbf}
 // Lines calls each with every non-blank line of r, white space trimmed, and its 1-based line
 // number. Errors from each and from reading are returned as "name:line: error".
 func Lines(r io.Reader, name string, each func(line int, raw []byte) error) error {
+	return lines(r, name, bytes.TrimSpace, each)
+}
+
+// TabLines is Lines for tab-separated files: only spaces and carriage returns are trimmed, so a
+// tab at either end stays a column separator (an empty first or last column) and a row with a
+// stray trailing tab has one column too many instead of passing for a good row.
+func TabLines(r io.Reader, name string, each func(line int, raw []byte) error) error {
+	return lines(r, name, func(b []byte) []byte { return bytes.Trim(b, " \r") }, each)
+}
+
+func lines(r io.Reader, name string, trim func([]byte) []byte, each func(line int, raw []byte) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<16), MaxLine)
 	line := 0
@@ -31,8 +42,8 @@ func Lines(r io.Reader, name string, each func(line int, raw []byte) error) erro
 		if line == 1 {
 			raw = bytes.TrimPrefix(raw, bom)
 		}
-		raw = bytes.TrimSpace(raw)
-		if len(raw) == 0 {
+		raw = trim(raw)
+		if len(bytes.TrimSpace(raw)) == 0 {
 			continue
 		}
 		if err := ValidUTF8(raw); err != nil {

@@ -253,7 +253,7 @@ func readJSONL(fsys fs.FS, name string, each func(line int, raw []byte) error) e
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	defer f.Close()
-	return textfile.Lines(f, name, each)
+	return textfile.Lines(f, OpenedName(f, name), each)
 }
 
 // qrelsHeader is BEIR's header row; it may only be the first non-blank line.
@@ -269,7 +269,7 @@ func readQrels(fsys fs.FS, name string, queryIDs, docIDs map[string]bool) (Qrels
 	type judged struct{ line, grade int }
 	seen := map[[2]string]judged{}
 	first := true
-	err = textfile.Lines(f, name, func(line int, raw []byte) error {
+	err = textfile.TabLines(f, OpenedName(f, name), func(line int, raw []byte) error {
 		cols := strings.Split(string(raw), "\t")
 		isHeader := len(cols) >= 2 && cols[0] == qrelsHeader
 		if first {

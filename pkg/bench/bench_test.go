@@ -52,6 +52,10 @@ func TestReadErrorsNameFileAndLine(t *testing.T) {
 		{"qrels/test.tsv", "query-id\tcorpus-id\tscore\nq1\tmissing\t1\n", "qrels/test.tsv:2: document \"missing\""},
 		{"qrels/test.tsv", "q1\tt1\n", "qrels/test.tsv:1: want 3"},
 		{"qrels/test.tsv", "q9\tt1\t1\n", "qrels/test.tsv:1: query \"q9\""},
+		// A stray trailing tab is a fourth column (trimmed away, the row passed); an empty
+		// score is named as such (it was "got 2" columns).
+		{"qrels/test.tsv", "q1\tt1\t1\t\n", "qrels/test.tsv:1: want 3 tab-separated columns (query-id, corpus-id, score), got 4"},
+		{"qrels/test.tsv", "q1\tt1\t\n", `qrels/test.tsv:1: score "" is not an integer`},
 	}
 	for _, c := range cases {
 		fsys := goodFS()

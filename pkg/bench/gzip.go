@@ -50,6 +50,16 @@ func OpenFile(path string) (io.ReadCloser, error) {
 	return openFS(os.DirFS(filepath.Dir(path)), filepath.Base(path))
 }
 
+// OpenedName is the name of the file rc reads, for errors: name.gz when OpenFile (or the
+// benchmark reader) fell back to the compressed file, else name. A line error in
+// corpus.jsonl.gz then names corpus.jsonl.gz, not a corpus.jsonl that does not exist.
+func OpenedName(rc io.ReadCloser, name string) string {
+	if _, ok := rc.(gzipReadCloser); ok {
+		return name + ".gz"
+	}
+	return name
+}
+
 type gzipReadCloser struct {
 	*gzip.Reader
 	f    io.Closer

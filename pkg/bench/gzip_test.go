@@ -91,6 +91,24 @@ func TestReadGzipCompressed(t *testing.T) {
 		t.Fatalf("truncated gzip: %v", err)
 	}
 	os.WriteFile(filepath.Join(dir, "queries.jsonl.gz"), whole, 0o644)
+	// A line error inside a .gz names the .gz, the file that exists (it named queries.jsonl).
+	writeGz := func(name, body string) {
+		var b strings.Builder
+		zw := gzip.NewWriter(&b)
+		zw.Write([]byte(body))
+		zw.Close()
+		os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644)
+	}
+	writeGz("queries.jsonl.gz", files["queries.jsonl"]+"{bad\n")
+	if _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), "queries.jsonl.gz:3:") {
+		t.Fatalf("bad line in queries.jsonl.gz: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "queries.jsonl.gz"), whole, 0o644)
+	writeGz("qrels/test.tsv.gz", "q1\tt1\tx\n")
+	if _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), `qrels/test.tsv.gz:1: score "x" is not an integer`) {
+		t.Fatalf("bad row in qrels/test.tsv.gz: %v", err)
+	}
+	writeGz("qrels/test.tsv.gz", files["qrels/test.tsv"])
 	// A corrupt .gz is an error naming it.
 	os.WriteFile(filepath.Join(dir, "corpus.jsonl.gz"), []byte("not gzip"), 0o644)
 	if _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), "corpus.jsonl.gz") {

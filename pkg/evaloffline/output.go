@@ -181,7 +181,7 @@ func Table(res *Result) *report.Table {
 		}
 	}
 	if len(short) > 0 {
-		t.Notes = append(t.Notes, fmt.Sprintf("Runs shorter than the depth %d, by design (a reranker scores only its first stage's head; RATED ranks only the dense top-K): %s tools at most per query. Their MRR and MAP count a relevant tool only within those.", res.Depth, strings.Join(short, ", ")))
+		t.Notes = append(t.Notes, fmt.Sprintf("Runs shorter than the depth %d (a reranker scores only its first stage's head, RATED ranks only the dense top-K, a lexical retriever returns only the tools that share a term with the query, and no run is longer than the catalog): %s tools at most per query. Their MRR and MAP count a relevant tool only within those.", res.Depth, strings.Join(short, ", ")))
 	}
 	if res.Baseline != "" {
 		t.Notes = append(t.Notes, fmt.Sprintf("p: two-sided paired tests over the %d per-query values against %s: Student's paired t-test and a sign-flip randomisation test (%d rounds, seed %d). * marks a measure significantly above %s (paired t-test p < 0.05), † one significantly below. All p-values per measure: table1.json.",
@@ -220,7 +220,7 @@ func measureNotes(measures []metrics.Measure, depth int) []string {
 		var def string
 		switch k {
 		case metrics.RR:
-			def = "mean reciprocal rank of the first relevant tool " + within(k, "MRR") + " (0 when none is retrieved; trec_eval recip_rank)."
+			def = "mean reciprocal rank of the first relevant tool " + within(k, "MRR") + " (0 when none is retrieved; MRR is trec_eval's recip_rank; MRR@k, cut at rank k, is ir_measures' RR@k and has no trec_eval measure)."
 		case metrics.Recall:
 			def = "fraction of the query's relevant tools found in the top k (trec_eval recall.k)."
 		case metrics.Hit:

@@ -216,12 +216,18 @@ func TestIRMatchesPytrecEval(t *testing.T) {
 		q := fmt.Sprintf("q%d", i)
 		ranking := TrecOrder(runs[q])
 		want, evaluated := ref[q]
-		// EvalAll on the raw run (duplicates included, any order) sorted by TrecOrder must agree too.
+		// EvalAll must agree with Eval, and both must drop repeats: every id given twice in a
+		// row (as a run with duplicates ranks them) scores as the ranking itself.
 		all := EvalAll(measures, ranking, qrels[q])
+		var doubled []string
+		for _, id := range ranking {
+			doubled = append(doubled, id, id)
+		}
+		allDoubled := EvalAll(measures, doubled, qrels[q])
 		for j, m := range measures {
 			got := m.Eval(ranking, qrels[q])
-			if all[j] != got {
-				t.Fatalf("%s %v: EvalAll %v, Eval %v", q, m, all[j], got)
+			if all[j] != got || allDoubled[j] != got || m.Eval(doubled, qrels[q]) != got {
+				t.Fatalf("%s %v: EvalAll %v, Eval %v; with every id twice EvalAll %v, Eval %v", q, m, all[j], got, allDoubled[j], m.Eval(doubled, qrels[q]))
 			}
 			sums[j] += got
 			w := 0.0 // a query pytrec_eval skips (empty run) counts 0, as with trec_eval -c

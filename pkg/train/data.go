@@ -193,6 +193,7 @@ func readNegatives(path string, docs map[string]bench.Doc, kinds []string) (map[
 		return nil, err
 	}
 	defer f.Close()
+	path = bench.OpenedName(f, path) // errors name the file read (negatives.jsonl.gz)
 	out := map[[2]string][]string{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
