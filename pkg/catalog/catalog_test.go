@@ -136,6 +136,23 @@ func TestProviderKey(t *testing.T) {
 		// is a provider of its own; this panicked (found by serve's FuzzPutToolHandler).
 		{Tool{ID: "x/y/z", Platform: "n8n"}, "tool:x/y/z"},
 		{Tool{ID: "n8n/node", Platform: "n8n"}, "tool:n8n/node"},
+		// The crawler's ids are n8n/<node>/<operation>: one provider per node (each tool was a
+		// provider of its own: 483 keys for 124 nodes in the crawled catalog).
+		{Tool{ID: "n8n/mysql/executequery", Platform: "n8n"}, "n8n-node:mysql"},
+		{Tool{ID: "n8n/mysql/insert", Platform: "n8n"}, "n8n-node:mysql"},
+		// A host that is a placeholder as a whole is a self-hosted service the user points at:
+		// no provider (138 tools of 12 unrelated services shared "{credentials.url}"); the
+		// node decides.
+		{Tool{ID: "n8n/discourse/post.create", Platform: "n8n", Endpoints: []Endpoint{{URL: "{credentials.url}/posts.json", Templated: true}}}, "n8n-node:discourse"},
+		{Tool{ID: "n8n/ghost/post.get", Platform: "n8n", Endpoints: []Endpoint{{URL: "https://{credentials.url}/ghost/api", Templated: true}}}, "n8n-node:ghost"},
+		{Tool{ID: "d", Endpoints: []Endpoint{{URL: "https://{store}/wp-json", Templated: true}}}, "tool:d"},
+		// A placeholder glued after the host is not part of it; ports and user info go.
+		{Tool{ID: "e", Endpoints: []Endpoint{{URL: "https://www.googleapis.com{resource}", Templated: true}}}, "host:www.googleapis.com"},
+		{Tool{ID: "f", Endpoints: []Endpoint{{URL: "https://{r}.api.x.com:8443/v1", Templated: true}}}, "host:{r}.api.x.com"},
+		{Tool{ID: "g", Endpoints: []Endpoint{{URL: "https://u:p@API.x.com:8080/v1"}}}, "host:api.x.com"},
+		{Tool{ID: "h", Endpoints: []Endpoint{{URL: "https://{index}.svc.{environment}.pinecone.io/query", Templated: true}}}, "host:{index}.svc.{environment}.pinecone.io"},
+		// An expression is not a host; the next endpoint that names one decides.
+		{Tool{ID: "i", Endpoints: []Endpoint{{URL: "{{$credentials.region.startsWith(\"cn-\") ? `https://sts.cn` : `https://sts.com`}}", Templated: true}, {URL: "https://sts.amazonaws.com"}}}, "host:sts.amazonaws.com"},
 	}
 	for _, c := range cases {
 		if got := ProviderKey(&c.tool); got != c.want {

@@ -54,3 +54,25 @@ func FuzzDecodeJSONL(f *testing.F) {
 		}
 	})
 }
+
+// FuzzProviderKey: any endpoint URL and n8n-looking id gives a key of one of the three kinds,
+// never a panic, and a host key holds no character a host or a placeholder label cannot.
+func FuzzProviderKey(f *testing.F) {
+	for _, s := range [][2]string{{"https://{credentials.url}/x", "n8n/ghost/post.get"}, {"https://www.googleapis.com{resource}", "a"},
+		{"{{$credentials.region.startsWith(\"cn-\") ? `https://a` : `https://b`}}", "n8n/aws/x"}, {"https://u:p@h.com:1/x", "n8n/@n8n/n8n-nodes-langchain/c:op"},
+		{"https://[::1]:80/x", "n8n/node"}, {"{a}}.b{", "n8n//x"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, endpoint, id string) {
+		k := ProviderKey(&Tool{ID: id, Platform: "n8n", Endpoints: []Endpoint{{URL: endpoint}}})
+		switch {
+		case strings.HasPrefix(k, "host:"):
+			if h := k[len("host:"):]; h == "" || strings.ContainsAny(h, " `'\"/@") {
+				t.Fatalf("%q: host key %q", endpoint, k)
+			}
+		case strings.HasPrefix(k, "n8n-node:"), k == "tool:"+id:
+		default:
+			t.Fatalf("%q, %q: key %q", endpoint, id, k)
+		}
+	})
+}
