@@ -79,6 +79,33 @@ func TestComputePriorsByHand(t *testing.T) {
 	}
 }
 
+// TestJSONLRefusesWhatDecodedSilently: each record loaded before, with its meaning changed or
+// with a field that cannot mean anything; each is now an error naming the line and the field.
+func TestJSONLRefusesWhatDecodedSilently(t *testing.T) {
+	const ok = `"name":"a","platform":"x"`
+	for name, c := range map[string]struct{ line, want string }{
+		"repeated key":         {`{"id":"a/b/c","id":"x/y/z",` + ok + `}`, `:1: malformed tool record: id: appears more than once`},
+		"key in another case":  {`{"ID":"a",` + ok + `}`, `:1: malformed tool record: ID: is not a field of a tool record (field names are case-sensitive: "id")`},
+		"nested key case":      {`{"id":"a",` + ok + `,"endpoints":[{"URL":"https://x.io"}]}`, `endpoints[0].URL: is not a field`},
+		"NUL in the name":      {`{"id":"a","name":"a\u0000b","platform":"x"}`, `tool a: name: holds a NUL at byte 2`},
+		"lone surrogate":       {`{"id":"a","name":"a\udc80","platform":"x"}`, `tool a: name: holds U+FFFD at byte 2`},
+		"NUL in a description": {`{"id":"a",` + ok + `,"description":"x\u0000"}`, `tool a: description: holds a NUL`},
+		"empty endpoint":       {`{"id":"a",` + ok + `,"endpoints":[{"url":" "}]}`, `tool a: endpoints[0].url is empty`},
+		"empty credential":     {`{"id":"a",` + ok + `,"auth":[{"name":"","kind":"env","required":true}]}`, `tool a: auth[0].name is empty`},
+		"repeated parameter":   {`{"id":"a",` + ok + `,"parameters":[{"name":"q"},{"name":"q"}]}`, `tool a: parameters[1].name "q" repeats parameters[0]`},
+		"unknown probe status": {`{"id":"a",` + ok + `,"probe":{"status":"bogus","checked_at":"2026-01-01T00:00:00Z"}}`, `tool a: probe.status "bogus"`},
+	} {
+		_, err := DecodeJSONL(strings.NewReader(c.line+"\n"), "cat.jsonl")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+	}
+	// A multi-line description keeps its new lines and tabs.
+	if _, err := DecodeJSONL(strings.NewReader(`{"id":"a",`+ok+`,"description":"one\ntwo\tthree"}`+"\n"), "cat.jsonl"); err != nil {
+		t.Errorf("a description with new lines: %v", err)
+	}
+}
+
 func TestPriorConfigValidate(t *testing.T) {
 	bad := PaperPriorConfig()
 	bad.QualityWeight = 0.3

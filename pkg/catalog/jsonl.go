@@ -3,17 +3,23 @@ package catalog
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 
 	"github.com/rated-dev/rated/internal/atomicfile"
+	"github.com/rated-dev/rated/internal/jsonkeys"
 	"github.com/rated-dev/rated/internal/textfile"
 )
 
+// toolType is the type the catalog's records decode into, for the key check.
+var toolType = reflect.TypeOf(Tool{})
+
 // ReadJSONL reads a catalog, one JSON Tool per line. Blank lines are skipped. A malformed line,
-// data after a line's record, a tool failing Validate, or a duplicate id is an error naming the
-// file and line.
+// a key repeated or in another case than its field's ("ID" for "id"), data after a line's
+// record, a tool failing Validate, or a duplicate id is an error naming the file and line.
 func ReadJSONL(path string) ([]Tool, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -28,6 +34,11 @@ func DecodeJSONL(r io.Reader, name string) ([]Tool, error) {
 	var tools []Tool
 	seen := map[string]int{}
 	err := textfile.Lines(r, name, func(line int, b []byte) error {
+		// Keys first: encoding/json would take "ID" for "id" and keep the last of a repeated key.
+		var ke *jsonkeys.Error
+		if err := jsonkeys.Check(json.NewDecoder(bytes.NewReader(b)), toolType, "a tool record"); errors.As(err, &ke) {
+			return fmt.Errorf("malformed tool record: %w", ke)
+		}
 		var t Tool
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()

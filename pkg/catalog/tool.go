@@ -111,6 +111,57 @@ func (t *Tool) Validate() error {
 	case strings.TrimSpace(t.Platform) == "":
 		return fmt.Errorf("tool %s has no platform", t.ID)
 	}
+	if err := plainText(t.Name, false); err != nil {
+		return fmt.Errorf("tool %s: name: %w", t.ID, err)
+	}
+	if err := plainText(t.Description, true); err != nil {
+		return fmt.Errorf("tool %s: description: %w", t.ID, err)
+	}
+	for i, e := range t.Endpoints {
+		if strings.TrimSpace(e.URL) == "" {
+			return fmt.Errorf("tool %s: endpoints[%d].url is empty", t.ID, i)
+		}
+	}
+	for i, c := range t.Auth {
+		if strings.TrimSpace(c.Name) == "" {
+			return fmt.Errorf("tool %s: auth[%d].name is empty", t.ID, i)
+		}
+	}
+	params := map[string]int{}
+	for i, p := range t.Parameters {
+		if strings.TrimSpace(p.Name) == "" {
+			return fmt.Errorf("tool %s: parameters[%d].name is empty", t.ID, i)
+		}
+		if j, dup := params[p.Name]; dup {
+			return fmt.Errorf("tool %s: parameters[%d].name %q repeats parameters[%d]", t.ID, i, p.Name, j)
+		}
+		params[p.Name] = i
+	}
+	if t.Probe != nil {
+		switch t.Probe.Status {
+		case ProbeReachable, ProbeNeedsAuth, ProbeBroken, ProbeServerError, ProbeTimeout, ProbeNoEndpoint, ProbeTemplated:
+		default:
+			return fmt.Errorf("tool %s: probe.status %q: must be one of %s, %s, %s, %s, %s, %s, %s", t.ID, t.Probe.Status,
+				ProbeReachable, ProbeNeedsAuth, ProbeBroken, ProbeServerError, ProbeTimeout, ProbeNoEndpoint, ProbeTemplated)
+		}
+	}
+	return nil
+}
+
+// plainText refuses a NUL, and in a one-line text (multiline false: a name) any control
+// character or U+FFFD (a lone surrogate escape or an invalid byte that was replaced).
+func plainText(s string, multiline bool) error {
+	for i, r := range s {
+		switch {
+		case r == 0:
+			return fmt.Errorf("holds a NUL at byte %d", i+1)
+		case multiline:
+		case unicode.IsControl(r):
+			return fmt.Errorf("holds a control character (%U) at byte %d", r, i+1)
+		case r == utf8.RuneError:
+			return fmt.Errorf("holds U+FFFD at byte %d (an invalid byte or a lone surrogate escape was replaced)", i+1)
+		}
+	}
 	return nil
 }
 

@@ -73,17 +73,25 @@ type Options struct {
 	Progress Progress
 }
 
-// platforms is the platforms to crawl: those asked for, or all of Platforms.
+// platforms is the platforms to crawl: those asked for, each once (a repeated one was crawled
+// and counted twice), or all of Platforms.
 func (o Options) platforms() []string {
 	if len(o.Platforms) == 0 {
 		return Platforms
 	}
-	return o.Platforms
+	var out []string
+	for _, p := range o.Platforms {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Check refuses, before anything is fetched or read, an unknown platform, a local source for a
-// platform that is not crawled (it would be ignored), a local source that does not exist, and a
-// platform with neither a local source nor a pinned one it can download.
+// platform that is not crawled (it would be ignored), a local source that does not exist or
+// that LoadTree cannot read (CheckSource), and a platform with neither a local source nor a
+// pinned one it can download.
 func (o Options) Check() error {
 	plats := o.platforms()
 	for _, plat := range plats {
@@ -109,7 +117,7 @@ func (o Options) Check() error {
 			if !slices.Contains(plats, plat) {
 				return fmt.Errorf("--source %s: platform %s is not crawled (--platform %s)", spec, plat, strings.Join(plats, ","))
 			}
-			if _, err := os.Stat(ls.Path); err != nil {
+			if err := CheckSource(ls.Path, ls.Rev); err != nil {
 				return fmt.Errorf("--source %s: %w", spec, err)
 			}
 		}

@@ -75,11 +75,24 @@ type nodeCodeIndex struct {
 func newNodeCodeIndex(t *Tree, nodesPath string) *nodeCodeIndex {
 	ix := &nodeCodeIndex{root: strings.TrimSuffix(nodesPath, "dist/types/nodes.json"), files: t.Files, cache: map[string][]catalog.Endpoint{}}
 	for _, p := range t.Paths() {
-		if strings.HasSuffix(p, ".js") && strings.HasPrefix(p, ix.root+"dist/nodes/") {
+		if strings.HasSuffix(p, ".js") && strings.HasPrefix(p, ix.root+"dist/nodes/") && !testCode(p) {
 			ix.js = append(ix.js, p)
 		}
 	}
 	return ix
+}
+
+// testCode reports whether a compiled file is a node's tests or their fixtures (__tests__,
+// __mocks__, test or tests directories): their URLs are mocked API responses, not endpoints the
+// node calls (Spotify's fixtures gave each of its tools 26 album and track URLs).
+func testCode(p string) bool {
+	for _, seg := range strings.Split(p, "/") {
+		switch seg {
+		case "__tests__", "__mocks__", "test", "tests", "__fixtures__", "fixtures":
+			return true
+		}
+	}
+	return strings.HasSuffix(p, ".test.js") || strings.HasSuffix(p, ".spec.js")
 }
 
 // nodeDir returns the directory of a node's code from its iconUrl (a string or {light, dark}).

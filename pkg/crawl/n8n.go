@@ -269,6 +269,29 @@ func n8nURL(raw string) (catalog.Endpoint, bool) {
 	return endpointFromURL(s)
 }
 
+// backtickURL is a JS template literal holding a URL, as the branches of a conditional
+// expression give them.
+var backtickURL = regexp.MustCompile("`([^`]*://[^`]*)`")
+
+// n8nURLs is n8nURL of an n8n URL value, or of each URL branch of a conditional expression
+// ({{$credentials.region.startsWith("cn-") ? `https://…cn` : `https://…`}}), which n8nURL would
+// keep whole as an endpoint with the expression for its host.
+func n8nURLs(raw string) []catalog.Endpoint {
+	if strings.Contains(raw, "`") || strings.Contains(raw, "?") && strings.Contains(raw, "{{") && strings.Contains(raw, " : ") {
+		var out []catalog.Endpoint
+		for _, m := range backtickURL.FindAllStringSubmatch(raw, -1) {
+			if ep, ok := n8nURL(m[1]); ok {
+				out = append(out, ep)
+			}
+		}
+		return out // no URL literal in it: a computed URL, no endpoint
+	}
+	if ep, ok := n8nURL(raw); ok {
+		return []catalog.Endpoint{ep}
+	}
+	return nil
+}
+
 // credentialIndex maps credential names to their parsed records.
 type credentialIndex map[string]*n8nCredential
 
@@ -279,13 +302,9 @@ func (ci credentialIndex) endpoints(name string, depth int) []catalog.Endpoint {
 	}
 	var out []catalog.Endpoint
 	if b := c.Test.Request.BaseURL; b != "" {
-		if ep, ok := n8nURL(b); ok {
-			out = append(out, ep)
-		}
+		out = append(out, n8nURLs(b)...)
 	} else if u := c.Test.Request.URL; u != "" {
-		if ep, ok := n8nURL(u); ok {
-			out = append(out, ep)
-		}
+		out = append(out, n8nURLs(u)...)
 	}
 	for _, p := range c.Properties {
 		ln := strings.ToLower(p.Name)
@@ -301,9 +320,7 @@ func (ci credentialIndex) endpoints(name string, depth int) []catalog.Endpoint {
 			continue
 		}
 		if strings.HasPrefix(strings.TrimPrefix(def, "="), "http") {
-			if ep, ok := n8nURL(def); ok {
-				out = append(out, ep)
-			}
+			out = append(out, n8nURLs(def)...)
 		}
 	}
 	for _, parent := range c.Extends {
@@ -531,9 +548,7 @@ func n8nTool(n *n8nNode, pkg, version, srcFile string, creds credentialIndex, co
 	}
 	var eps []catalog.Endpoint
 	if n.RequestDefaults.BaseURL != "" {
-		if ep, ok := n8nURL(n.RequestDefaults.BaseURL); ok {
-			eps = append(eps, ep)
-		}
+		eps = append(eps, n8nURLs(n.RequestDefaults.BaseURL)...)
 	}
 	var auth []catalog.Credential
 	for _, c := range n.Credentials {

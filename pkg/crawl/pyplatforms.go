@@ -423,8 +423,17 @@ func (ix *pyIndex) crewEnvVars(c *pyClass) []catalog.Credential {
 	return out
 }
 
-// secretParam matches __init__ parameters that carry credentials.
-var secretParam = regexp.MustCompile(`(?i)(api_?key|token|secret|password|credential|access_key|client_id|auth)`)
+// secretParam matches __init__ parameters that carry credentials; notSecret the names it would
+// take for one that are counts or settings (max_tokens, a tokenizer, an author).
+var (
+	secretParam = regexp.MustCompile(`(?i)(api_?key|token|secret|password|credential|access_key|client_id|auth)`)
+	notSecret   = regexp.MustCompile(`(?i)((^|_)(max|min|num|n|total)_?tokens?($|_)|(^|_)tokens($|_)|tokeni[sz]|author)`)
+)
+
+// isSecretParam reports whether an __init__ parameter carries a credential.
+func isSecretParam(name string) bool {
+	return secretParam.MatchString(name) && !notSecret.MatchString(name)
+}
 
 // CrawlLlamaIndex reads llama-index-tools-* packages: for every BaseToolSpec subclass, each name
 // in spec_functions (inherited across files and packages) is a tool described by its method's
@@ -473,7 +482,7 @@ func CrawlLlamaIndex(trees []*Tree) (*PlatformResult, error) {
 			eps, creds := ix.classFacts(c)
 			if init, _ := ix.method(c, "__init__"); init != nil {
 				for _, p := range init.Params {
-					if p != "self" && secretParam.MatchString(p) {
+					if p != "self" && isSecretParam(p) {
 						creds = append(creds, catalog.Credential{Name: p, Kind: "api_key", Required: !init.Defaulted[p]})
 					}
 				}

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -329,6 +330,33 @@ func LoadTree(ctx context.Context, src, rev string, lim Limits) (*Tree, error) {
 	return t, nil
 }
 
+// CheckSource refuses, without reading it, a source LoadTree cannot read: one that does not
+// exist, a file that is not a .whl/.zip or .tgz/.tar.gz/.tar archive, or a revision on anything
+// but a bare git directory (it was ignored: a worktree's checked-out files were crawled).
+func CheckSource(src, rev string) error {
+	st, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	switch {
+	case st.IsDir() && isBareGit(src):
+		return nil
+	case rev != "":
+		if isBareGit(filepath.Join(src, ".git")) {
+			return fmt.Errorf("a revision needs a git directory: give %s@%s", filepath.Join(src, ".git"), rev)
+		}
+		return fmt.Errorf("a revision (@%s) needs a bare git directory; %s is not one", rev, src)
+	case st.IsDir():
+		return nil
+	}
+	for _, ext := range []string{".whl", ".zip", ".tgz", ".tar.gz", ".tar"} {
+		if strings.HasSuffix(src, ext) {
+			return nil
+		}
+	}
+	return errors.New("not a directory, bare git directory, .whl/.zip or .tgz/.tar.gz/.tar archive")
+}
+
 // boundedReader fails once more than left bytes were read: an archive stream that expands past
 // the limit is a decompression bomb, refused however little of it is kept.
 type boundedReader struct {
@@ -384,6 +412,10 @@ func (t *Tree) readTar(r io.Reader, lim Limits, total *int64) error {
 func (t *Tree) readGit(ctx context.Context, gitDir, rev string, lim Limits, total *int64) error {
 	git := func(stdin io.Reader, args ...string) ([]byte, error) {
 		cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", gitDir}, args...)...)
+		// A partial clone fetches missing blobs from its promisor remote on demand: the crawl
+		// reads what is on disk and nothing else (GIT_NO_LAZY_FETCH, git 2.44 on; older gits
+		// ignore it, and their fetch fails without a network, which is reported).
+		cmd.Env = append(os.Environ(), "GIT_NO_LAZY_FETCH=1")
 		cmd.Stdin = stdin
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr

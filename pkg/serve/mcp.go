@@ -88,7 +88,7 @@ func argumentFirst(next mcp.MethodHandler) mcp.MethodHandler {
 		// A key given twice is refused as over HTTP (the SDK keeps the last one silently).
 		if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil && len(call.Params.Arguments) > 0 {
 			var be *bodyError
-			if err := checkKeys(json.NewDecoder(bytes.NewReader(call.Params.Arguments)), nil, "", 0); errors.As(err, &be) {
+			if err := checkKeys(json.NewDecoder(bytes.NewReader(call.Params.Arguments)), nil); errors.As(err, &be) {
 				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: be.Error()}}}, nil
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/rated-dev/rated/internal/jsonkeys"
 )
 
 // TestOpenAPIRequestSchemasAreTheHandlersStructs: the request schemas of openapi.yaml list
@@ -26,7 +28,7 @@ func TestOpenAPIRequestSchemasAreTheHandlersStructs(t *testing.T) {
 	}
 	for schema, v := range map[string]any{"SelectRequest": selectRequest{}, "FeedbackRequest": feedbackRequest{}} {
 		var read, documented []string
-		for name := range jsonFields(reflect.TypeOf(v)) {
+		for name := range jsonkeys.Fields(reflect.TypeOf(v)) {
 			read = append(read, name)
 		}
 		for name := range doc.Components.Schemas[schema].Properties {

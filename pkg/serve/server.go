@@ -26,6 +26,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/rated-dev/rated/internal/diskfull"
+	"github.com/rated-dev/rated/internal/jsonkeys"
 	"github.com/rated-dev/rated/pkg/catalog"
 	"github.com/rated-dev/rated/pkg/router"
 	"github.com/rated-dev/rated/pkg/state"
@@ -372,7 +373,7 @@ func decode(req *http.Request, v any) error {
 	}
 	// encoding/json matches keys case-insensitively and keeps the last of duplicate keys: check
 	// the keys exactly first.
-	if err := checkKeys(json.NewDecoder(bytes.NewReader(raw)), reflect.TypeOf(v), "", 0); err != nil && err != errMalformedJSON {
+	if err := checkKeys(json.NewDecoder(bytes.NewReader(raw)), reflect.TypeOf(v)); err != nil && err != jsonkeys.ErrMalformed {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -388,131 +389,19 @@ func decode(req *http.Request, v any) error {
 	return nil
 }
 
-// checkKeys reads one JSON value from dec and checks that the keys of every object that is
-// decoded into a struct of t are exactly its fields' JSON names, each once, and that no other
-// object repeats a key. path locates the value in errors (as "a.b[2].c"); depth is the value's
-// nesting, refused past maxJSONDepth before the recursion (and its paths) can grow with a body
-// of nothing but brackets. Malformed JSON is not its error: the decoder that follows reports it.
-func checkKeys(dec *json.Decoder, t reflect.Type, path string, depth int) error {
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
+// checkKeys is jsonkeys.Check with its refusals as the API's 400 errors, naming the field; the
+// jsonkeys.ErrMalformed it returns on JSON it cannot read is left to the decoder that follows,
+// which names the byte.
+func checkKeys(dec *json.Decoder, t reflect.Type) error {
+	err := jsonkeys.Check(dec, t, "this request")
+	var ke *jsonkeys.Error
+	if !errors.As(err, &ke) {
+		return err
 	}
-	tok, err := dec.Token()
-	if err != nil {
-		return errMalformedJSON // the decoder reports it, naming the byte
+	if ke.Kind == jsonkeys.TooDeep {
+		return &bodyError{http.StatusBadRequest, "invalid_json", "body", ke.Msg}
 	}
-	delim, ok := tok.(json.Delim)
-	if !ok {
-		return nil
-	}
-	if depth >= maxJSONDepth {
-		return &bodyError{http.StatusBadRequest, "invalid_json", "body", fmt.Sprintf("nested deeper than %d levels", maxJSONDepth)}
-	}
-	at := func(key string) string {
-		if path == "" {
-			return key
-		}
-		return path + "." + key
-	}
-	switch delim {
-	case '{':
-		var fields map[string]reflect.Type
-		if t != nil && t.Kind() == reflect.Struct {
-			fields = jsonFields(t)
-		}
-		seen := map[string]bool{}
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return errMalformedJSON // the decoder reports it, naming the byte
-			}
-			key, _ := kt.(string)
-			if seen[key] {
-				return &bodyError{http.StatusBadRequest, "duplicate_field", at(key), "appears more than once"}
-			}
-			seen[key] = true
-			var next reflect.Type
-			switch {
-			case fields != nil:
-				ft, ok := fields[key]
-				if !ok {
-					msg := "is not a field of this request"
-					for name := range fields {
-						if strings.EqualFold(name, key) {
-							msg += fmt.Sprintf(" (field names are case-sensitive: %q)", name)
-						}
-					}
-					return &bodyError{http.StatusBadRequest, "unknown_field", at(key), msg}
-				}
-				next = ft
-			case t != nil && t.Kind() == reflect.Map:
-				next = t.Elem()
-			}
-			if err := checkKeys(dec, next, at(key), depth+1); err != nil {
-				return err
-			}
-		}
-	case '[':
-		var elem reflect.Type
-		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
-			elem = t.Elem()
-		}
-		for i := 0; dec.More(); i++ {
-			if err := checkKeys(dec, elem, fmt.Sprintf("%s[%d]", path, i), depth+1); err != nil {
-				return err
-			}
-		}
-	}
-	if _, err := dec.Token(); err != nil { // the closing delimiter
-		return errMalformedJSON // the decoder reports it, naming the byte
-	}
-	return nil
-}
-
-// errMalformedJSON stops checkKeys at JSON it cannot read (every level returns it at once: an
-// array's loop that went on after an unreadable element never ended, since More peeks without
-// parsing); decode leaves the report to the decoder, which names the byte.
-var errMalformedJSON = errors.New("malformed JSON")
-
-// maxJSONDepth is the deepest nesting of objects and arrays a request body may have: every
-// request of the API is a few levels deep (a tool's schema, the deepest, is free-form JSON but
-// stored as given), and a body of a million brackets must cost nothing.
-const maxJSONDepth = 64
-
-// jsonFields maps the JSON names of t's fields (encoding/json's rules: tags, "-", embedded
-// structs) to their types.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	out := map[string]reflect.Type{}
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				for k, v := range jsonFields(ft) {
-					if _, ok := out[k]; !ok {
-						out[k] = v
-					}
-				}
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out[name] = f.Type
-	}
-	return out
+	return &bodyError{http.StatusBadRequest, ke.Kind, ke.Path, ke.Msg}
 }
 
 func jsonError(err error) error {
