@@ -22,7 +22,8 @@ const (
 type ExploreConfig struct {
 	// Kind: epsilon_greedy takes the policy's choice with probability 1 − ε and a uniform draw
 	// over the allowed candidates otherwise (every allowed candidate gets at least ε/n);
-	// softmax draws with probability ∝ exp(score / τ) over the allowed candidates, from the
+	// softmax draws with probability ∝ exp(score / τ) over the allowed candidates (those a
+	// health check masks left out while another is unmasked, as the inner policy does), from the
 	// policy's own scores (kinds factored, rated, linucb, prior_only).
 	Kind        string  `yaml:"kind" json:"kind"`
 	Epsilon     float64 `yaml:"epsilon,omitempty" json:"epsilon,omitempty"`
@@ -111,15 +112,24 @@ func (p *Exploring) Distribution(s *Step, out []float64) {
 		}
 		p.parts = p.parts[:len(out)]
 		p.inner.(Explainer).Explain(s, p.parts)
+		// Over the candidates the inner policy would choose among: the unmasked allowed ones,
+		// or every allowed one when a health check masks them all (Choose's rule). A softmax
+		// over the masked too put most of its mass on a tool just marked down whenever the
+		// fusion still scored it high.
+		unmasked := false
+		for i, pt := range p.parts {
+			unmasked = unmasked || s.Allowed(i) && !pt.Masked
+		}
+		eligible := func(i int) bool { return s.Allowed(i) && !(unmasked && p.parts[i].Masked) }
 		top := math.Inf(-1)
 		for i, pt := range p.parts {
-			if s.Allowed(i) {
+			if eligible(i) {
 				top = math.Max(top, pt.Score)
 			}
 		}
 		sum := 0.0
 		for i, pt := range p.parts {
-			if s.Allowed(i) {
+			if eligible(i) {
 				out[i] = math.Exp((pt.Score - top) / p.cfg.Temperature)
 				sum += out[i]
 			}

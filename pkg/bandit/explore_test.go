@@ -71,3 +71,32 @@ func TestExploreValidation(t *testing.T) {
 		}
 	}
 }
+
+// fixedParts is an inner policy with given scores and masks, choosing as Choose's rule does.
+type fixedParts struct{ parts []Parts }
+
+func (f fixedParts) Name() string                          { return "fixed" }
+func (f fixedParts) Choose(s *Step) int                    { return 1 }
+func (f fixedParts) Observe(s *Step, pos int, fb Feedback) {}
+func (f fixedParts) Explain(s *Step, out []Parts)          { copy(out, f.parts) }
+
+// TestSoftmaxLeavesMaskedToolsOut: a tool a health check masks gets no probability while
+// another is unmasked, as the inner policy would never choose it; it had e^((0.72−0.5)/0.05)
+// times the next one's (0.93 of the mass). With every candidate masked the softmax is over all.
+func TestSoftmaxLeavesMaskedToolsOut(t *testing.T) {
+	s := &Step{Candidates: []Candidate{{Tool: 0}, {Tool: 1}, {Tool: 2}}, Excluded: []bool{false, false, false}}
+	cfg := ExploreConfig{Kind: ExploreSoftmax, Temperature: 0.05}
+	p := NewExploring(fixedParts{[]Parts{{Score: 0.72, Masked: true}, {Score: 0.5}, {Score: 0.45}}}, cfg, 1)
+	got := make([]float64, 3)
+	p.Distribution(s, got)
+	z := 1 + math.Exp(-0.05/0.05)
+	if want := []float64{0, 1 / z, math.Exp(-1) / z}; math.Abs(got[0]-want[0]) > 1e-12 || math.Abs(got[1]-want[1]) > 1e-12 || math.Abs(got[2]-want[2]) > 1e-12 {
+		t.Fatalf("distribution %v, want %v", got, want)
+	}
+	all := NewExploring(fixedParts{[]Parts{{Score: 0.72, Masked: true}, {Score: 0.5, Masked: true}, {Score: 0.45, Masked: true}}}, cfg, 1)
+	all.Distribution(s, got)
+	z = 1 + math.Exp(-0.22/0.05) + math.Exp(-0.27/0.05)
+	if math.Abs(got[0]-1/z) > 1e-12 {
+		t.Fatalf("every candidate masked: %v, want %v first", got, 1/z)
+	}
+}

@@ -185,13 +185,24 @@ func (s Spec) Validate(key string) error {
 		if p := s.PriorInit; p != "" && p != "intercept" && p != "uniform" {
 			return bad("prior_init", p, `"intercept" or "uniform"`)
 		}
+		// β scales the context; a negative one flips the sign of the uniform prior's mean, and
+		// one past 1e6 squares to nothing meaningful (near 1e154 it overflows to NaN scores).
+		if s.ContextScale < 0 || s.ContextScale > 1e6 {
+			return bad("context_scale", s.ContextScale, "in (0, 1e6] (0 takes the default)")
+		}
+		if s.Kind == "linucb" && s.Gamma != 0 {
+			return fmt.Errorf("%s.gamma = %v: applies to kind rated only (linucb does not discount: γ = 1)", key, s.Gamma)
+		}
+	case "global_mab", "sw_ucb":
+		if s.Alpha < 0 {
+			return bad("alpha", s.Alpha, ">= 0 (a negative bonus penalises the tools least tried)")
+		}
+		if s.Window < 0 {
+			return bad("window", s.Window, "> 0")
+		}
 	case "retry":
 		if s.K < 0 {
 			return bad("k", s.K, ">= 1 (0 takes the default 3)")
-		}
-	case "sw_ucb":
-		if s.Window < 0 {
-			return bad("window", s.Window, "> 0")
 		}
 	case "circuit_breaker":
 		if s.FailureRate < 0 || s.FailureRate > 1 {
@@ -199,6 +210,15 @@ func (s Spec) Validate(key string) error {
 		}
 		if s.ConsecutiveFailures < 0 || s.CoolDown < 0 || s.Window < 0 || s.MinCalls < 0 || s.HalfOpenCalls < 0 {
 			return fmt.Errorf("%s: breaker counts must be >= 0", key)
+		}
+		// The rate rule needs a window to fill, and at least min_calls of it: otherwise it never
+		// trips, and a failure_rate turns the consecutive-failure default off, so the breaker
+		// would never open.
+		if s.FailureRate > 0 && s.Window == 0 {
+			return fmt.Errorf("%s.failure_rate = %v needs a window of calls (window >= 1)", key, s.FailureRate)
+		}
+		if s.FailureRate > 0 && s.MinCalls > s.Window {
+			return fmt.Errorf("%s.min_calls = %d: more than the window's %d calls, so the failure rate is never judged", key, s.MinCalls, s.Window)
 		}
 	case "batch_grpo":
 		if s.Batch < 0 || s.LearningRate < 0 || s.Temperature < 0 {
