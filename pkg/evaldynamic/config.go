@@ -558,8 +558,12 @@ func (c *Config) Validate() error {
 func (c *Config) Warnings() []string {
 	var w []string
 	for _, sc := range c.PreFailureInSummary() {
-		w = append(w, fmt.Sprintf("scenario %s: onset %d falls after dynamic.summary_from = %d, so its Post-Fail SR and FSR count %d pre-failure steps (the summary window is one for every scenario; start it at or after every onset to measure after the failure only)",
-			sc.Name, sc.Onset(), c.Dynamic.SummaryFrom, sc.Onset()-c.Dynamic.SummaryFrom))
+		counted := fmt.Sprintf("count %d pre-failure steps", min(sc.Onset(), c.Dynamic.SummaryTo)-c.Dynamic.SummaryFrom)
+		if sc.Onset() >= c.Dynamic.SummaryTo {
+			counted = fmt.Sprintf("count only pre-failure steps (the whole window, %d–%d, lies before the failure)", c.Dynamic.SummaryFrom+1, c.Dynamic.SummaryTo)
+		}
+		w = append(w, fmt.Sprintf("scenario %s: onset %d falls after dynamic.summary_from = %d, so its Post-Fail SR and FSR %s (the summary window is one for every scenario; start it at or after every onset to measure after the failure only)",
+			sc.Name, sc.Onset(), c.Dynamic.SummaryFrom, counted))
 	}
 	if p := c.Goals.Policy; p != "" && c.policyNamed(p) == nil {
 		w = append(w, fmt.Sprintf("goals.policy = %q names no policy of this run: goals.* are not written (set goals.policy to one of the policies, or \"\" to silence this)", p))

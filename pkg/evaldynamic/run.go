@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -176,14 +177,7 @@ func Table2(cfg *Config, rows []sim.Row, info WorldInfo) *report.Table {
 			if multi {
 				line = append(line, proto.Name)
 			}
-			label := p.Name
-			switch {
-			case p.Kind == "oracle_availability" || p.Kind == "oracle_task":
-				label += " [upper bound]"
-			case bandit.IsOracle(p.Kind):
-				label += " [bound]"
-			}
-			line = append(line, label)
+			line = append(line, p.Name+oracleLabel(p, proto.Kind))
 			attempts, perAttempt := 0.0, 0.0
 			for _, sc := range cfg.Scenarios {
 				r := byKey[rowKey(proto.Name, sc.Name, p.Name)]
@@ -200,10 +194,10 @@ func Table2(cfg *Config, rows []sim.Row, info WorldInfo) *report.Table {
 	t.Notes = []string{
 		fmt.Sprintf("SR = Post-Fail success rate (the tool that executed is relevant) and FSR = share of executions that hit an unavailable tool, both over steps %d–%d (1-based); mean ± 95%% CI over %d seeds.", d.SummaryFrom+1, d.SummaryTo, len(d.Seeds)),
 		fmt.Sprintf("AS = steps after the first fully post-onset window (%d steps wide) until the rolling SR reaches θ × the pre-failure peak; \"Failed\" when a run never does before step %d; \"(n failed)\" counts such runs.", d.ASWindow, d.Steps),
-		fmt.Sprintf("Failure onset at %s; the failed tools are the next ρ·N after skipping the 10%% most frequently relevant in the stream (N: the catalog; the tools the stream needs where a scenario selects among: relevant). Top-K = %d; hit@%d of the retriever on these queries = %.1f%% (the ceiling for SR).", cfg.Onsets(), cfg.Retrieval.K, cfg.Retrieval.K, 100*info.RecallAtK),
+		fmt.Sprintf("Failure onset at %s; %s Top-K = %d; hit@%d of the retriever on these queries = %.1f%% (the ceiling for SR).", cfg.Onsets(), selectionNote(cfg.Scenarios), cfg.Retrieval.K, cfg.Retrieval.K, 100*info.RecallAtK),
 		fmt.Sprintf("Static prior: consistency by %s; mean r_static %.3f; %d tools have r_static ≥ 0.8. Providers (endpoint hosts, n8n nodes): %d; %d tools share one.", info.PriorMethod, info.MeanPrior, info.HighPrior, info.Providers, info.SharedProviders),
 		"Feedback protocols: execution = the tool ran or failed (the paper's y_t); task = ran and served the query; judged = task success through a judge with the stated false-positive/false-negative rates. Every policy also sees execution failures, which a runtime always observes. A fallback (attempts > 1) tries the next choice after a failed execution.",
-		"[upper bound] rows see the failure schedule (availability oracle: the best-ranked candidate that will execute; task oracle: the best-ranked that will execute and serve the query). No single-attempt policy beats the task oracle; the availability oracle bounds every policy that keeps the retriever's order among the tools that execute, but a policy that favours tools it has run before can pass it when the queries concentrate on few tools (docs/RESULTS.md, \"The bound\"). [bound] rows are tighter references: the expected oracle knows each tool's current success probability but not the flaky coins; the detect oracle pays one failed call to detect each outage and sees recoveries for free; the fallback oracle plans each step's attempts knowing every tool's success probability (and, with knows_relevance, which candidates are relevant), at a price λ per attempt; its rows over λ trace the SR-per-attempt frontier, and bounds.md states the bound they give (docs/RESULTS.md).",
+		"Oracle rows see the failure schedule. [upper bound]: the task oracle (the best-ranked candidate that will execute and serve the query), which no single-attempt policy beats; and under execution feedback the availability oracle (the best-ranked candidate that will execute), which bounds every policy that keeps the retriever's order among the tools that execute, though a policy that favours tools it has run before can pass it when the queries concentrate on few tools (docs/RESULTS.md, \"The bound\"). [bound]: the fallback oracle that knows which candidates are relevant, which plans each step's attempts knowing every tool's success probability at a price λ per attempt; its rows over λ trace the SR-per-attempt frontier (bounds.md). [reference]: oracles that bound no policy and are measured beside them: the expected oracle (each tool's current success probability, not the flaky coins), the detect oracles (one failed call to detect each outage, recoveries seen for free), the fallback oracle planning with the calibrated relevance, and under task or judged feedback the availability oracle (a policy that learns relevance passes it).",
 	}
 	if late := cfg.PreFailureInSummary(); len(late) > 0 {
 		names := make([]string, len(late))
@@ -296,4 +290,68 @@ func writePlots(dir string, cfg *Config, rows []sim.Row) error {
 		}
 	}
 	return nil
+}
+
+// oracleLabel marks an oracle's row by what it is under protocol kind proto: " [upper bound]"
+// for the task oracle, and for the availability oracle under execution feedback; " [bound]" for
+// the fallback oracle that knows relevance; " [reference]" for the other oracles, which single
+// policies can pass (the expected oracle in flaky, the availability oracle once task outcomes
+// teach relevance); "" for a policy.
+func oracleLabel(p bandit.Spec, proto string) string {
+	switch {
+	case p.Kind == "oracle_task", p.Kind == "oracle_availability" && proto == sim.ProtocolExecution:
+		return " [upper bound]"
+	case p.Kind == "oracle_fallback" && p.KnowsRelevance:
+		return " [bound]"
+	case bandit.IsOracle(p.Kind):
+		return " [reference]"
+	}
+	return ""
+}
+
+// selectionNote says how the scenarios pick the tools their events take down (or bring in), from
+// their selectors (the paper's rule: the next ρ·N after skipping the 10% most frequently
+// relevant), one clause per way of selecting with the scenarios that use it.
+func selectionNote(scenarios []sim.Scenario) string {
+	describe := func(sel sim.Selector) string {
+		of := "the catalog"
+		if sel.Among == sim.AmongRelevant {
+			of = "the tools the stream needs"
+		}
+		what := fmt.Sprintf("%.0f%% of %s", 100*sel.Fraction, of)
+		if sel.Unit == sim.UnitProvider {
+			what = fmt.Sprintf("whole providers covering %.0f%% of %s", 100*sel.Fraction, of)
+		}
+		order := "most frequently relevant in the stream first"
+		if sel.By == "random" {
+			order = "in a seeded random order"
+		}
+		if sel.SkipTop > 0 {
+			return fmt.Sprintf("%s, %s, after skipping the top %.0f%%", what, order, 100*sel.SkipTop)
+		}
+		return fmt.Sprintf("%s, %s", what, order)
+	}
+	// Events that select alike share one clause, in first-seen order, naming their scenarios
+	// (the tools that appear, new_tools, marked as such).
+	var order []string
+	by := map[string][]string{}
+	for _, sc := range scenarios {
+		for _, e := range sc.Events {
+			c, name := describe(e.Select), sc.Name
+			if e.Kind == sim.EventNewTools {
+				name += " (the tools that appear)"
+			}
+			if _, ok := by[c]; !ok {
+				order = append(order, c)
+			}
+			if !slices.Contains(by[c], name) {
+				by[c] = append(by[c], name)
+			}
+		}
+	}
+	clauses := make([]string, len(order))
+	for i, c := range order {
+		clauses[i] = c + ": " + strings.Join(by[c], ", ")
+	}
+	return "the events select " + strings.Join(clauses, "; ") + "."
 }

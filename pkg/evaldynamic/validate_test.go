@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/rated-dev/rated/pkg/bench"
+	"github.com/rated-dev/rated/pkg/sim"
 )
 
 // TestImpossibleValuesAreRefusedBeforeWork (issue 16): values that used to run the whole job (and
@@ -304,5 +305,31 @@ func TestLateOnsetIsWarned(t *testing.T) {
 		if !strings.Contains(notes, want) {
 			t.Errorf("Table 2 notes lack %q:\n%s", want, notes)
 		}
+	}
+	// An onset after the window's end: the window is all pre-failure (it said "count 4000
+	// pre-failure steps" of a 3,000-step window). Tools appearing earlier are no onset (the
+	// metrics were measured from the new tools' step, 1000, before anything failed).
+	cfg, err = LoadConfig(viper.New(), []string{writeYAML(t, "scenarios:\n  - {name: later, failure_rate: 0.2, theta: 0.9, events: [{kind: new_tools, start: 1000, select: {by: random, fraction: 0.2}}, {kind: persistent, start: 6000, select: {by: frequency, fraction: 0.2}}]}\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(cfg.Warnings(), "\n"); !strings.Contains(w, "scenario later: onset 6000 falls after dynamic.summary_from = 2000, so its Post-Fail SR and FSR count only pre-failure steps (the whole window, 2001–5000, lies before the failure)") {
+		t.Fatalf("warnings:\n%s", w)
+	}
+}
+
+// TestSelectionNoteFollowsTheSelectors: Table 2's note on which tools fail said "the next ρ·N
+// after skipping the 10% most frequently relevant" whatever the scenarios selected.
+func TestSelectionNoteFollowsTheSelectors(t *testing.T) {
+	got := selectionNote([]sim.Scenario{
+		{Name: "a", Events: []sim.Event{{Kind: sim.EventPersistent, Select: sim.Selector{By: "frequency", SkipTop: 0.1, Fraction: 0.2}}}},
+		{Name: "b", Events: []sim.Event{{Kind: sim.EventFlaky, Select: sim.Selector{By: "frequency", SkipTop: 0.1, Fraction: 0.2}}}},
+		{Name: "p", Events: []sim.Event{{Kind: sim.EventPersistent, Select: sim.Selector{By: "random", Fraction: 0.3, Unit: sim.UnitProvider, Among: sim.AmongRelevant}}}},
+		{Name: "c", Events: []sim.Event{{Kind: sim.EventNewTools, Select: sim.Selector{By: "random", Fraction: 0.3, Unit: sim.UnitProvider, Among: sim.AmongRelevant}}}},
+	})
+	want := "the events select 20% of the catalog, most frequently relevant in the stream first, after skipping the top 10%: a, b; " +
+		"whole providers covering 30% of the tools the stream needs, in a seeded random order: p, c (the tools that appear)."
+	if got != want {
+		t.Fatalf("note\n%s\nwant\n%s", got, want)
 	}
 }

@@ -151,11 +151,20 @@ func (s Scenario) Validate(key string, steps int) error {
 	return nil
 }
 
-// Onset is the earliest event start: the failure onset used by the metrics.
+// Onset is the failure onset used by the metrics: the earliest start of an event that makes
+// tools fail (tools that appear, new_tools, are no failure: with tools appearing at 1,000 and
+// failing at 3,000, the pre-failure SR and the adaptation were measured from 1,000), or of any
+// event when the scenario has only new tools.
 func (s Scenario) Onset() int {
-	onset := math.MaxInt
+	onset, any := math.MaxInt, math.MaxInt
 	for _, e := range s.Events {
-		onset = min(onset, e.Start)
+		any = min(any, e.Start)
+		if e.Kind != EventNewTools {
+			onset = min(onset, e.Start)
+		}
+	}
+	if onset == math.MaxInt {
+		return any
 	}
 	return onset
 }

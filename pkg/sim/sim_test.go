@@ -567,3 +567,20 @@ func TestCalibratedOrderAllocatesNothing(t *testing.T) {
 		t.Fatalf("%v allocations per ordering, want 0", n)
 	}
 }
+
+// TestOnsetIsTheFirstFailure: tools appearing (new_tools) are no failure onset; a scenario with
+// only new tools takes their start.
+func TestOnsetIsTheFirstFailure(t *testing.T) {
+	for _, c := range []struct {
+		events []Event
+		want   int
+	}{
+		{[]Event{{Kind: EventNewTools, Start: 1000}, {Kind: EventPersistent, Start: 3000}}, 3000},
+		{[]Event{{Kind: EventFlaky, Start: 2500}, {Kind: EventNewTools, Start: 100}, {Kind: EventTransient, Start: 2000}}, 2000},
+		{[]Event{{Kind: EventNewTools, Start: 700}}, 700},
+	} {
+		if got := (Scenario{Events: c.events}).Onset(); got != c.want {
+			t.Errorf("%+v: onset %d, want %d", c.events, got, c.want)
+		}
+	}
+}
