@@ -109,15 +109,15 @@ func TestScheduleKinds(t *testing.T) {
 			t.Errorf("flapping at %d: got %v want %v", step, !up, up)
 		}
 	}
-	// Flapping that ends: down 10–12, up 13–15, down 16–18, and up from 19 on for good (19 would
-	// begin a down-phase), with Chance agreeing.
-	fe := one(EventFlapping, Event{Start: 10, Period: 3, End: 19})
-	for step, up := range map[int]bool{9: true, 10: false, 13: true, 16: false, 18: false, 19: true, 22: true, 25: true, 1000: true} {
+	// Flapping that ends: down 10–12, up 13–15, down 16–18, up 19–21, and up from 22 on for good
+	// (22 would begin a down-phase, so an end taken as exclusive shows), with Chance agreeing.
+	fe := one(EventFlapping, Event{Start: 10, Period: 3, End: 22})
+	for step, up := range map[int]bool{9: true, 10: false, 13: true, 16: false, 18: false, 19: true, 21: true, 22: true, 23: true, 25: true, 1000: true} {
 		if fe.Executes(0, step) != up {
-			t.Errorf("flapping that ends at 19, step %d: got %v want %v", step, !up, up)
+			t.Errorf("flapping that ends at 22, step %d: got %v want %v", step, !up, up)
 		}
 		if p, _ := fe.Chance(0, step); (p == 1) != up {
-			t.Errorf("flapping that ends at 19, step %d: Chance %v", step, p)
+			t.Errorf("flapping that ends at 22, step %d: Chance %v", step, p)
 		}
 	}
 	fk := one(EventFlaky, Event{Start: 0, SuccessProb: 0.3})
@@ -220,11 +220,50 @@ func TestRunTracesByHand(t *testing.T) {
 
 func TestNewToolsAreNotCandidatesBeforeTheyExist(t *testing.T) {
 	w := tinyWorld()
+	w.Queries[0].Relevant = []int{1} // only the second candidate serves: a chosen tool 0 shows
 	sched := NewSchedule(Scenario{Name: "s", Theta: 1, Events: []Event{{Kind: EventNewTools, Start: 1, Select: Selector{By: "frequency", Fraction: 0.25}}}}, w, inOrder(4), 1)
 	tr := Run(w, []int{0, 0}, sched, bandit.NewStatic("s"), 2, 1, execution, 1)
-	// Step 0: tool 0 does not exist; static picks tool 1 (relevant). Step 1: tool 0 exists.
-	if !tr[0].Success || !tr[1].Success {
+	// Step 0: tool 0 does not exist; static picks tool 1 (relevant). Step 1: tool 0 exists and
+	// is static's choice (it runs, but does not serve).
+	if !tr[0].Success || tr[1].Success || tr[1].FailedAttempts != 0 {
 		t.Fatalf("trace %+v", tr)
+	}
+}
+
+// TestSecondFailedAttemptIsCounted: with tools 0 and 1 down, Retry (k=3) fails twice and runs
+// tool 2 (not relevant) on its third attempt.
+func TestSecondFailedAttemptIsCounted(t *testing.T) {
+	w := tinyWorld()
+	sched := NewSchedule(Scenario{Name: "s", Theta: 1, Events: []Event{{Kind: EventPersistent, Start: 0, Select: Selector{By: "frequency", Fraction: 0.5}}}}, w, inOrder(4), 1)
+	tr := Run(w, []int{0}, sched, bandit.NewStatic("r"), 3, 3, execution, 1)
+	if want := (metrics.StepOutcome{Attempts: 3, FailedAttempts: 2}); tr[0] != want {
+		t.Fatalf("trace %+v, want %+v", tr[0], want)
+	}
+}
+
+// TestSeedsChangeTheStreamAndTheRandomSelection: each seed is another world (the paired design
+// holds within a seed, not across them): the stream and a random selection differ between seeds,
+// and a random selection among the relevant tools is a shuffle of them, not their order.
+func TestSeedsChangeTheStreamAndTheRandomSelection(t *testing.T) {
+	if slices.Equal(Stream(50, 200, 1), Stream(50, 200, 2)) {
+		t.Error("seeds 1 and 2 give the same stream")
+	}
+	w := &World{NumTools: 40}
+	freq := inOrder(40)
+	pick := func(among string, seed uint64) []int {
+		sc := Scenario{Name: "r", Theta: 1, Events: []Event{{Kind: EventPersistent, Start: 0, Select: Selector{By: "random", Fraction: 0.25, Among: among}}}}
+		return NewSchedule(sc, w, freq, seed).Affected[0]
+	}
+	if slices.Equal(pick("", 1), pick("", 2)) {
+		t.Error("seeds 1 and 2 select the same random tools")
+	}
+	// All 40 tools are relevant in inOrder's counts; the frequency order's first 10 are 0..9.
+	differ := false
+	for seed := uint64(1); seed <= 5; seed++ {
+		differ = differ || !slices.Equal(pick(AmongRelevant, seed), []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
+	}
+	if !differ {
+		t.Error("a random selection among the relevant tools took them in frequency order for every seed")
 	}
 }
 
