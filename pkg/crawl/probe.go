@@ -201,7 +201,8 @@ func isTimeout(err error) bool {
 var statusRank = map[string]int{catalog.ProbeReachable: 0, catalog.ProbeNeedsAuth: 1, catalog.ProbeServerError: 2,
 	catalog.ProbeTimeout: 3, catalog.ProbeBroken: 4}
 
-// ProbeTools probes every distinct non-templated endpoint of the tools once and sets each tool's
+// ProbeTools probes every distinct non-templated endpoint of the tools once (one request per
+// distinct probe target, probeTarget) and sets each tool's
 // Probe to its best endpoint's result; tools without endpoints get no_endpoint, tools whose
 // endpoints are all templated get templated.
 func (p *Prober) ProbeTools(ctx context.Context, tools []catalog.Tool) error {
@@ -229,7 +230,19 @@ func (p *Prober) ProbeTools(ctx context.Context, tools []catalog.Tool) error {
 			todo = append(todo, u)
 		}
 	}
-	urls = todo
+	// One request per target: endpoints that differ only after a path placeholder
+	// ("api.intercom.io" and "api.intercom.io{endpoint}") send the same GET; each URL still gets
+	// (and journals) its result.
+	var targets []string
+	sameTarget := map[string][]string{}
+	for _, u := range todo {
+		tg := probeTarget(u)
+		if _, ok := sameTarget[tg]; !ok {
+			targets = append(targets, tg)
+		}
+		sameTarget[tg] = append(sameTarget[tg], u)
+	}
+	urls = targets
 	var mu sync.Mutex
 	var journalErr error
 	const batch = 200
@@ -247,14 +260,18 @@ func (p *Prober) ProbeTools(ctx context.Context, tools []catalog.Tool) error {
 			go func(u string) {
 				defer wg.Done()
 				defer func() { <-sem }()
-				r := p.ProbeURL(ctx, u)
+				group := sameTarget[u]
+				r := p.ProbeURL(ctx, group[0])
 				if ctx.Err() != nil {
 					return // cut short: not a result to keep
 				}
 				mu.Lock()
-				results[u] = r
-				if p.Journal != nil && journalErr == nil {
-					journalErr = p.Journal.Append(r)
+				for _, each := range group {
+					r.URL = each
+					results[each] = r
+					if p.Journal != nil && journalErr == nil {
+						journalErr = p.Journal.Append(r)
+					}
 				}
 				mu.Unlock()
 				prog.Add(1)

@@ -210,19 +210,26 @@ func TestProbeToolsSummaryAndDedupe(t *testing.T) {
 		{ID: "c", Endpoints: []catalog.Endpoint{{URL: "https://{tenant}.acme.test", Templated: true}}},
 		{ID: "d"},
 		{ID: "e", Endpoints: []catalog.Endpoint{{URL: srv.URL + "/missing"}}},
+		// The same request as /ok: a placeholder after it cannot be filled, so the GET is /ok's.
+		{ID: "f", Endpoints: []catalog.Endpoint{{URL: srv.URL + "/ok{path}"}}},
 	}
 	clock := &fakeClock{now: time.Unix(100, 0)}
 	p := newTestProber(clock)
 	if err := p.ProbeTools(context.Background(), tools); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{catalog.ProbeReachable, catalog.ProbeNeedsAuth, catalog.ProbeTemplated, catalog.ProbeNoEndpoint, catalog.ProbeBroken}
+	want := []string{catalog.ProbeReachable, catalog.ProbeNeedsAuth, catalog.ProbeTemplated, catalog.ProbeNoEndpoint, catalog.ProbeBroken, catalog.ProbeReachable}
 	for i, w := range want {
 		if tools[i].Probe == nil || tools[i].Probe.Status != w {
 			t.Errorf("tool %s: probe %+v, want %s", tools[i].ID, tools[i].Probe, w)
 		}
 	}
-	if n, _ := hits.Load("/missing"); n.(*atomic.Int32).Load() != 1 {
-		t.Errorf("/missing probed %d times, want once", n.(*atomic.Int32).Load())
+	for _, path := range []string{"/missing", "/ok"} {
+		if n, _ := hits.Load(path); n.(*atomic.Int32).Load() != 1 {
+			t.Errorf("%s probed %d times, want once", path, n.(*atomic.Int32).Load())
+		}
+	}
+	if got := tools[5].Probe.URL; got != srv.URL+"/ok{path}" {
+		t.Errorf("tool f's probe names %s, want its own endpoint", got)
 	}
 }
