@@ -98,6 +98,9 @@ and commit.`,
 						decisionLog, strings.Join(names, ", "), len(earlier))
 				}
 			}
+			if err := refuseInputsInside(outDir, benchDir, "--config", configFiles...); err != nil {
+				return err
+			}
 			set, err := outdir.Begin(outDir, evalDynamicOutput())
 			if err != nil {
 				return err

@@ -102,6 +102,9 @@ table3.json records rated's version and commit and the encoder's file digests.`,
 					return fmt.Errorf("eval latency: %w", err)
 				}
 			}
+			if err := refuseInputsInside(outDir, benchDir, ""); err != nil {
+				return err
+			}
 			set, err := outdir.Begin(outDir, evalLatencyOutput())
 			if err != nil {
 				return fmt.Errorf("eval latency: %w", err)

@@ -141,6 +141,9 @@ OpenAI-compatible endpoint: dense:openai:http://127.0.0.1:8080/v1#MODEL.`,
 			if err := cfg.Check(); err != nil {
 				return fmt.Errorf("eval offline: %w", err)
 			}
+			if err := refuseInputsInside(outDir, benchDir, ""); err != nil {
+				return fmt.Errorf("eval offline: %w", err)
+			}
 			set, err := outdir.Begin(outDir, evalOfflineOutput())
 			if err != nil {
 				return fmt.Errorf("eval offline: %w", err)

@@ -1,8 +1,10 @@
 package cmd
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"os"
@@ -173,6 +175,9 @@ checkpoints/last unless --fresh.`,
 				return fmt.Errorf("finetune: %s was built with batch %d, hard negatives %d, length %d, tau %g, towers %s; the flags ask for %d, %d, %d, %g, %s: delete it or pass matching flags",
 					artifactsDir, art.Batch, art.Negatives, art.Seq, art.Tau, art.Towers, batch, negPer, maxLen, tau, towers)
 			}
+			if err := checkArtifactsModel(art, modelDir); err != nil {
+				return err
+			}
 			if !fileExists(lib) {
 				return h.Missing("training-enabled ONNX Runtime library", lib, "training")
 			}
@@ -257,6 +262,67 @@ func checkFinetuneNumbers(positive map[string]float64, counts map[string]int, ma
 	return nil
 }
 
+// checkArtifactsModel refuses training artifacts built from another model than --model: the
+// run would train the artifacts' weights with their pooling and export them into --model's
+// graph under --model's name, tokenizer and prefixes (bge-small's weights as an e5-small-v2
+// fine-tune). Pooling must match --model's rated.yaml, and the source model.onnx, where it is
+// still on disk, must have --model's bytes.
+func checkArtifactsModel(art *train.Artifacts, modelDir string) error {
+	mcfg, err := encode.LoadConfig(modelDir)
+	if err != nil {
+		return err
+	}
+	if art.Pooling != mcfg.Pooling {
+		return fmt.Errorf("finetune: %s was built with %s pooling, but --model %s pools by %s: the artifacts are another model's (delete them, or give --artifacts for this model)", art.Dir, art.Pooling, modelDir, mcfg.Pooling)
+	}
+	if art.SourceModel == "" || !fileExists(art.SourceModel) {
+		return nil
+	}
+	mine := filepath.Join(modelDir, "model.onnx")
+	if same, err := sameFile(art.SourceModel, mine); err != nil {
+		return err
+	} else if !same {
+		return fmt.Errorf("finetune: %s was built from %s, whose bytes differ from --model's %s: the artifacts are another model's (delete them, or give --artifacts for this model)", art.Dir, art.SourceModel, mine)
+	}
+	return nil
+}
+
+// sameFile reports whether two files hold the same bytes (the same file, or equal sha256).
+func sameFile(a, b string) (bool, error) {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	sb, err := os.Stat(b)
+	if err != nil {
+		return false, err
+	}
+	if os.SameFile(sa, sb) {
+		return true, nil
+	}
+	if sa.Size() != sb.Size() {
+		return false, nil
+	}
+	sum := func(p string) ([32]byte, error) {
+		f, err := os.Open(p)
+		if err != nil {
+			return [32]byte{}, err
+		}
+		defer f.Close()
+		h := sha256.New()
+		if _, err := io.Copy(h, f); err != nil {
+			return [32]byte{}, err
+		}
+		return [32]byte(h.Sum(nil)), nil
+	}
+	ha, err := sum(a)
+	if err != nil {
+		return false, err
+	}
+	hb, err := sum(b)
+	return ha == hb, err
+}
+
 // checkFinetuneSplits refuses a --train-split the benchmark lacks or whose qrels name no relevant
 // tool, and a --val-split ("-": none) without queries, naming the flag and the qrels file.
 func checkFinetuneSplits(b *bench.Bench, dir, trainSplit, valSplit string) error {
@@ -273,8 +339,11 @@ func checkFinetuneSplits(b *bench.Bench, dir, trainSplit, valSplit string) error
 	if _, ok := b.Splits[valSplit]; !ok {
 		return fmt.Errorf("--val-split %q: %s has no qrels/%s.tsv (have %v; --val-split - turns validation off)", valSplit, dir, valSplit, have)
 	}
-	if len(b.SplitQueries(valSplit)) == 0 {
-		return fmt.Errorf("--val-split %q: %s/qrels/%s.tsv holds no query of queries.jsonl (--val-split - turns validation off)", valSplit, dir, valSplit)
+	if valSplit == trainSplit {
+		return fmt.Errorf("--val-split %q is the --train-split: the best checkpoint would be chosen on the queries it trained on (give another split, or --val-split - to turn validation off)", valSplit)
+	}
+	if len(b.RelevantQueries(valSplit)) == 0 {
+		return fmt.Errorf("--val-split %q: %s/qrels/%s.tsv names no relevant tool of a query in queries.jsonl, so every validation MRR would be 0 (--val-split - turns validation off)", valSplit, dir, valSplit)
 	}
 	return nil
 }

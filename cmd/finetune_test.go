@@ -117,6 +117,10 @@ func TestFinetuneRefusesBeforeWork(t *testing.T) {
 		{[]string{"--train-split", "nosuch"}, `--train-split "nosuch": ` + benchDir + ` has no qrels/nosuch.tsv (have [dev train zero])`},
 		{[]string{"--train-split", "zero"}, `--train-split "zero": ` + benchDir + `/qrels/zero.tsv names no relevant tool`},
 		{[]string{"--val-split", "nosuch"}, `--val-split "nosuch": ` + benchDir + ` has no qrels/nosuch.tsv (have [dev train zero]; --val-split - turns validation off)`},
+		// Validation on the training queries chose the best checkpoint on them; a split whose
+		// qrels grade every tool 0 made every MRR 0 and exported the source model.
+		{[]string{"--train-split", "dev"}, `--val-split "dev" is the --train-split`},
+		{[]string{"--val-split", "zero"}, `--val-split "zero": ` + benchDir + `/qrels/zero.tsv names no relevant tool`},
 		{[]string{"--epochs", "0"}, "--epochs 0: must be at least 1"},
 		{[]string{"--epochs", "0", "--train-split", "nosuch"}, "--epochs 0: must be at least 1"},
 		{[]string{"--towers", "triple"}, `--towers "triple": want shared or dual`},

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/rated-dev/rated/internal/outdir"
 )
@@ -67,6 +68,23 @@ func refuseInside(out, flag, path string) error {
 	}
 	if inside {
 		return fmt.Errorf("--%s %s is inside --out %s, which is replaced as a whole when the run ends: choose a path outside it", flag, path, out)
+	}
+	return nil
+}
+
+// refuseInputsInside refuses an --out that overlaps the --bench folder (when one is given) or
+// holds one of the files of flag (--config): the set replaces --out as a whole, so a config
+// kept in it was silently replaced by the resolved one, and a benchmark read from it lost.
+func refuseInputsInside(out, bench, flag string, files ...string) error {
+	if bench != "" {
+		if err := refuseOverlap(out, input{"--bench", bench}); err != nil {
+			return err
+		}
+	}
+	for _, f := range files {
+		if err := refuseInside(out, strings.TrimPrefix(flag, "--"), f); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -374,3 +374,26 @@ func TestEvalDynamicRefusesDecisionLogInsideOut(t *testing.T) {
 		}
 	}
 }
+
+// TestInputsInsideOutAreRefused: eval dynamic --config exp/config.yaml --out exp replaced the
+// user's config with the resolved one; an --out holding the --bench folder would lose it. Both
+// are refused before any work, and the config is untouched.
+func TestInputsInsideOutAreRefused(t *testing.T) {
+	exp := t.TempDir()
+	cfg := filepath.Join(exp, "config.yaml")
+	const mine = "# my experiment\ndynamic: {seeds: [1]}\n"
+	if err := os.WriteFile(cfg, []byte(mine), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := runRated("eval", "dynamic", "--config", cfg, "--out", exp)
+	if err == nil || !strings.Contains(err.Error(), "--config "+cfg+" is inside --out") {
+		t.Fatalf("eval dynamic: %v", err)
+	}
+	if got, _ := os.ReadFile(cfg); string(got) != mine {
+		t.Fatalf("config changed: %q", got)
+	}
+	_, _, err = runRated("eval", "offline", "--bench", filepath.Join(exp, "bench"), "--out", exp, "--retrievers", "bm25")
+	if err == nil || !strings.Contains(err.Error(), "overlap") {
+		t.Fatalf("eval offline: %v", err)
+	}
+}

@@ -37,8 +37,8 @@ type Options struct {
 	// Command names the writer ("eval dynamic") in the manifest and in lock refusals.
 	Command string
 	// Owns are path.Match patterns of the top-level names the command writes; an existing --out
-	// without a manifest (written before manifests existed) is replaced only when every entry
-	// matches one.
+	// without a manifest (written before manifests existed) is replaced only when every entry is
+	// a file matching one (or a Keep entry): a folder could hold anything.
 	Owns []string
 	// Keep are the top-level names written in place during the run (Live) and carried into the
 	// new set at Commit, such as resume journals and checkpoints.
@@ -88,6 +88,9 @@ func Begin(dir string, opts Options) (_ *Set, err error) {
 	if err := checkOwned(final, opts); err != nil {
 		return nil, err
 	}
+	if mountPoint(final) {
+		return nil, fmt.Errorf("output directory %s is a mount point: the new set is swapped into place by a rename, which a mount point refuses; choose a directory inside it", final)
+	}
 	if _, err := os.Stat(final); errors.Is(err, fs.ErrNotExist) {
 		if err := os.Mkdir(final, 0o755); err != nil {
 			return nil, fmt.Errorf("create %s: %w", final, err)
@@ -96,6 +99,13 @@ func Begin(dir string, opts Options) (_ *Set, err error) {
 	}
 	if s.stage, err = os.MkdirTemp(filepath.Dir(final), "."+filepath.Base(final)+".tmp-"); err != nil {
 		return nil, fmt.Errorf("create a temporary directory beside %s: %w", final, err)
+	}
+	// MkdirTemp makes it 0700, and it becomes --out: give it --out's own mode (the umask's 0755
+	// for a new one), so a shared results folder stays readable.
+	if st, err := os.Stat(final); err == nil {
+		if err := os.Chmod(s.stage, st.Mode().Perm()); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -165,11 +175,21 @@ func AbsReal(p string) (string, error) {
 	}
 }
 
-// staleGlobs are what a killed run leaves beside final: its temporary set, or the earlier set
-// moved aside by the two-rename fallback.
-func staleGlobs(final string) []string {
-	base := filepath.Join(filepath.Dir(final), "."+filepath.Base(final))
-	return []string{base + ".tmp-*", base + ".old-*"}
+// leftovers are what killed runs left beside final: temporary sets (".NAME.tmp-*") and earlier
+// sets moved aside by the two-rename fallback (".NAME.old-*"), matched by exact prefix (a glob
+// of the name took "out[1]" for a pattern and matched another --out's live staging directory).
+func leftovers(final string) (tmp, old []string) {
+	dir, base := filepath.Dir(final), "."+filepath.Base(final)
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		switch n := e.Name(); {
+		case strings.HasPrefix(n, base+".tmp-"):
+			tmp = append(tmp, filepath.Join(dir, n))
+		case strings.HasPrefix(n, base+".old-"):
+			old = append(old, filepath.Join(dir, n))
+		}
+	}
+	return tmp, old
 }
 
 // RemoveUnfinished removes what an unfinished set of final left when its run cannot abort it
@@ -184,7 +204,7 @@ func RemoveUnfinished(final string, created bool) error {
 		}
 		defer l.Release()
 	}
-	stage, _ := filepath.Glob(staleGlobs(final)[0])
+	stage, _ := leftovers(final)
 	for _, s := range stage {
 		if err := os.RemoveAll(s); err != nil {
 			return fmt.Errorf("remove the unfinished output set %s: %w", s, err)
@@ -196,13 +216,30 @@ func RemoveUnfinished(final string, created bool) error {
 	return nil
 }
 
+// removeStale removes what killed runs left beside final (under final's lock: no live run's).
+// A run killed between the two renames of the fallback swap left final missing, its earlier
+// set as .old-* and its new one, complete (the manifest is written before the swap), as .tmp-*:
+// the new set is put in place (or, without one, the earlier set put back) before the rest goes.
 func removeStale(final string) error {
-	for _, g := range staleGlobs(final) {
-		matches, _ := filepath.Glob(g)
-		for _, m := range matches {
-			if err := os.RemoveAll(m); err != nil {
-				return fmt.Errorf("remove %s left by an interrupted run: %w", m, err)
+	tmp, old := leftovers(final)
+	if _, err := os.Lstat(final); errors.Is(err, fs.ErrNotExist) && len(old) > 0 {
+		restore := ""
+		for _, t := range tmp {
+			if _, err := os.Stat(filepath.Join(t, ManifestName)); err == nil {
+				restore = t
 			}
+		}
+		if restore == "" {
+			restore = old[len(old)-1]
+		}
+		if err := os.Rename(restore, final); err != nil {
+			return fmt.Errorf("put back the output set %s that an interrupted run left at %s: %w", final, restore, err)
+		}
+		tmp, old = leftovers(final)
+	}
+	for _, m := range append(tmp, old...) {
+		if err := os.RemoveAll(m); err != nil {
+			return fmt.Errorf("remove %s left by an interrupted run: %w", m, err)
 		}
 	}
 	return nil
@@ -220,36 +257,62 @@ func checkOwned(final string, opts Options) error {
 	if !st.IsDir() {
 		return fmt.Errorf("output directory %s is a file", final)
 	}
-	listed := map[string]bool{ManifestName: true}
-	if m, err := ReadManifest(final); err == nil {
+	var foreign []string
+	if m, err := ReadManifest(final); err == nil && m.Command != "" {
 		// Another command's set is its user's results (a benchmark, a model), not this run's
 		// to replace.
-		if m.Command != "" && baseCommand(m.Command) != baseCommand(opts.Command) {
+		if baseCommand(m.Command) != baseCommand(opts.Command) {
 			return fmt.Errorf("output directory %s holds the results of rated %s, which rated %s would replace as a whole: choose another output directory",
 				final, m.Command, opts.Command)
 		}
-		for p := range m.Files {
-			top, _, _ := strings.Cut(p, "/")
-			listed[top] = true
+		// Every file must be one the set listed (or under an entry it keeps): a file a user put
+		// inside the set, even in one of its folders, is not rated's to delete.
+		err := filepath.WalkDir(final, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(final, p)
+			rel = filepath.ToSlash(rel)
+			top, _, _ := strings.Cut(rel, "/")
+			switch {
+			case rel == ".":
+				return nil
+			case slices.Contains(m.Kept, top) || slices.Contains(opts.Keep, top):
+				if d.IsDir() && rel == top {
+					return filepath.SkipDir
+				}
+				return nil
+			case d.IsDir():
+				return nil
+			case rel == ManifestName:
+				return nil
+			}
+			if _, ok := m.Files[rel]; !ok {
+				foreign = append(foreign, rel)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		for _, k := range m.Kept {
-			listed[k] = true
+	} else {
+		// No manifest (a set written before manifests existed), or one that names no command
+		// (not rated's): only top-level files the command writes (Owns) and its Keep entries
+		// may be replaced; a folder could hold anything.
+		entries, err := os.ReadDir(final)
+		if err != nil {
+			return err
 		}
-	}
-	entries, err := os.ReadDir(final)
-	if err != nil {
-		return err
-	}
-	var foreign []string
-	for _, e := range entries {
-		name := e.Name()
-		if listed[name] || slices.Contains(opts.Keep, name) || slices.ContainsFunc(opts.Owns, func(p string) bool {
-			ok, _ := path.Match(p, name)
-			return ok
-		}) {
-			continue
+		for _, e := range entries {
+			name := e.Name()
+			if slices.Contains(opts.Keep, name) || e.Type().IsRegular() && slices.ContainsFunc(opts.Owns, func(p string) bool {
+				ok, _ := path.Match(p, name)
+				return ok
+			}) {
+				continue
+			}
+			foreign = append(foreign, name)
 		}
-		foreign = append(foreign, name)
 	}
 	if len(foreign) > 0 {
 		if len(foreign) > 3 {

@@ -305,7 +305,12 @@ func TestSymlinkedOutReplacesTheTarget(t *testing.T) {
 	}
 }
 
+// TestWorkingDirectoryAndRootAreRefused runs from an empty directory, so that the refusal is the
+// guard's and not the foreign-files check's (the package's directory holds its sources).
 func TestWorkingDirectoryAndRootAreRefused(t *testing.T) {
+	t.Chdir(filepath.Join(t.TempDir(), ""))
+	os.Mkdir("sub", 0o755)
+	t.Chdir("sub")
 	wd, _ := os.Getwd()
 	for _, d := range []string{".", wd, filepath.Dir(wd), "/"} {
 		if _, err := Begin(d, opts); err == nil {
@@ -342,5 +347,99 @@ func TestHolds(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Errorf("Holds(%s, %s) = %v, %v; want %v", out, c.path, got, err, c.want)
 		}
+	}
+}
+
+// TestKillBetweenTheFallbackRenamesLosesNothing: the two-rename swap moves --out aside, then the
+// new set in; a run killed between them left --out missing, and the next Begin deleted both as
+// leftovers. The complete new set (its manifest is written before the swap) is put in place;
+// without one, the earlier set is put back.
+func TestKillBetweenTheFallbackRenamesLosesNothing(t *testing.T) {
+	for _, newComplete := range []bool{true, false} {
+		dir := filepath.Join(t.TempDir(), "out")
+		commitSet(t, dir, map[string]string{"table.md": "old"})
+		if err := os.Rename(dir, filepath.Join(filepath.Dir(dir), ".out.old-123")); err != nil {
+			t.Fatal(err)
+		}
+		stage := filepath.Join(filepath.Dir(dir), ".out.tmp-456")
+		write(t, filepath.Join(stage, "table.md"), "new")
+		want := "old"
+		if newComplete {
+			write(t, filepath.Join(stage, ManifestName), `{"command": "test", "files": {"table.md": "x"}}`)
+			want = "new"
+		}
+		s, err := Begin(dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Abort()
+		if got := read(t, filepath.Join(dir, "table.md")); got != want {
+			t.Errorf("new set complete %v: table.md %q, want %q", newComplete, got, want)
+		}
+		if got := fmt.Sprint(entries(t, dir)); strings.Contains(got, ".tmp-") || strings.Contains(got, ".old-") {
+			t.Errorf("leftovers: %s", got)
+		}
+	}
+}
+
+// TestLeftoversAreMatchedByName: --out "out[1]" globbed the live staging directory of another
+// --out, out1, and removed it under that run.
+func TestLeftoversAreMatchedByName(t *testing.T) {
+	root := t.TempDir()
+	other, err := Begin(filepath.Join(root, "out1"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Abort()
+	write(t, filepath.Join(other.Dir(), "table.md"), "running")
+	s, err := Begin(filepath.Join(root, "out[1]"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Abort()
+	if err := other.Commit(); err != nil {
+		t.Fatalf("the other run's set was touched: %v", err)
+	}
+}
+
+// TestFilesInsideASetAreTheirOwners: a file a user put inside a set's folder (runs/notes.txt)
+// was replaced with the set, since only top-level names were checked; a manifest that names no
+// command is not rated's; and without a manifest only files the command writes are replaced,
+// not folders (which could hold anything).
+func TestFilesInsideASetAreTheirOwners(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	commitSet(t, dir, map[string]string{"table.md": "a", "runs/x.trec": "r"})
+	write(t, filepath.Join(dir, "runs", "notes.txt"), "mine")
+	if _, err := Begin(dir, opts); err == nil || !strings.Contains(err.Error(), "runs/notes.txt") {
+		t.Fatalf("a user's file inside the set: %v", err)
+	}
+	for name, m := range map[string]string{"no command": `{"files": {"index.html": "x"}}`, "legacy folder": ""} {
+		d := filepath.Join(t.TempDir(), "out")
+		write(t, filepath.Join(d, "table.md"), "legacy")
+		if m != "" {
+			write(t, filepath.Join(d, ManifestName), m)
+			write(t, filepath.Join(d, "index.html"), "mine")
+		} else {
+			write(t, filepath.Join(d, "runs", "notes.txt"), "mine")
+		}
+		_, err := Begin(d, opts)
+		if err == nil || !(strings.Contains(err.Error(), "index.html") || strings.Contains(err.Error(), "runs")) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestCommittedSetKeepsTheMode: MkdirTemp's 0700 became --out's mode.
+func TestCommittedSetKeepsTheMode(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	if err := os.Mkdir(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	commitSet(t, dir, map[string]string{"table.md": "a"})
+	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o750 {
+		t.Fatalf("mode after Commit: %v (%v), want 0750", st.Mode().Perm(), err)
 	}
 }

@@ -2,6 +2,8 @@ package train
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +12,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"sort"
 	"time"
 
@@ -114,6 +118,39 @@ type State struct {
 	LoopSeconds float64         `json:"loop_seconds"`
 	Negatives   NegativeSources `json:"negatives"`
 	Library     string          `json:"library"`
+	// Settings are what a resume must keep: the run's schedule and data (absent in states
+	// written before they were recorded, which resume as before).
+	Settings *RunSettings `json:"settings,omitempty"`
+}
+
+// RunSettings are the settings a run's steps depend on; a resume with others would change the
+// schedule or the batches mid-run. The negatives file is recorded by its sha256, so a moved
+// copy resumes and an edited one does not.
+type RunSettings struct {
+	LR            float64  `json:"lr"`
+	Warmup        int      `json:"warmup"`
+	Epochs        int      `json:"epochs"`
+	MaxSteps      int      `json:"max_steps"`
+	TrainSplit    string   `json:"train_split"`
+	Negatives     string   `json:"negatives_sha256,omitempty"`
+	NegativeKinds []string `json:"negative_kinds"`
+}
+
+// settingsOf is cfg's RunSettings.
+func settingsOf(cfg Config) (*RunSettings, error) {
+	rs := &RunSettings{LR: cfg.LR, Warmup: cfg.Warmup, Epochs: cfg.Epochs, MaxSteps: cfg.MaxSteps, TrainSplit: cfg.TrainSplit,
+		NegativeKinds: slices.Clone(cfg.NegativeKinds)}
+	if cfg.NegativesPath != "" {
+		data, err := os.ReadFile(cfg.NegativesPath)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		if err == nil {
+			sum := sha256.Sum256(data)
+			rs.Negatives = hex.EncodeToString(sum[:])
+		}
+	}
+	return rs, nil
 }
 
 // ErrDiverged is returned (wrapped) when the loss turns NaN/infinite or explodes.
@@ -225,7 +262,11 @@ func (t *trainer) run(ctx context.Context) (*State, error) {
 	statePath := filepath.Join(t.ckDir, "state.json")
 
 	startCk := ""
-	t.st = State{TotalSteps: total, Examples: len(examples), Seed: cfg.Seed, Negatives: negSrc, Library: cfg.Runtime.Version(), BestMRR: -1}
+	settings, err := settingsOf(cfg)
+	if err != nil {
+		return nil, err
+	}
+	t.st = State{TotalSteps: total, Examples: len(examples), Seed: cfg.Seed, Negatives: negSrc, Library: cfg.Runtime.Version(), BestMRR: -1, Settings: settings}
 	if cfg.Resume {
 		if data, err := os.ReadFile(statePath); err == nil {
 			if _, err := os.Stat(last); err == nil {
@@ -236,6 +277,10 @@ func (t *trainer) run(ctx context.Context) (*State, error) {
 				if st.Seed != cfg.Seed || st.Examples != len(examples) {
 					return nil, fmt.Errorf("resume %s: seed %d and %d pairs there, %d and %d now", statePath, st.Seed, st.Examples, cfg.Seed, len(examples))
 				}
+				if st.Settings != nil && !reflect.DeepEqual(*st.Settings, *settings) {
+					return nil, fmt.Errorf("resume %s: the run was started with %+v and is resumed with %+v: resume with its settings, or start again with --fresh", statePath, *st.Settings, *settings)
+				}
+				st.Settings = settings
 				st.TotalSteps = total
 				t.st, startCk = st, last
 				t.logf("finetune: resuming at step %d of %d from %s", st.Step, total, last)
@@ -251,7 +296,7 @@ func (t *trainer) run(ctx context.Context) (*State, error) {
 		return nil, fmt.Errorf("resume: %s is at step %d, %s at %d", last, sess.CheckpointStep(), statePath, t.st.Step)
 	}
 	validate := cfg.ValSplit != "-"
-	if validate && len(cfg.Bench.SplitQueries(cfg.ValSplit)) == 0 {
+	if validate && len(cfg.Bench.RelevantQueries(cfg.ValSplit)) == 0 {
 		return nil, fmt.Errorf("finetune: validation split %s has no queries (--val-split - turns validation off)", cfg.ValSplit)
 	}
 	sched := Schedule{Peak: cfg.LR, Warmup: cfg.Warmup, Total: total}
@@ -449,7 +494,9 @@ func ValidationMRR(rt *encode.Runtime, modelDir string, b *bench.Bench, split st
 		return 0, err
 	}
 	defer m.Close()
-	queries := b.SplitQueries(split)
+	// The queries with a relevant tool, as eval offline evaluates (a query whose qrels grade
+	// every tool 0 scored 0 here and lowered the MRR that picks the best checkpoint).
+	queries := b.RelevantQueries(split)
 	if maxQueries > 0 && len(queries) > maxQueries {
 		queries = queries[:maxQueries]
 	}

@@ -221,6 +221,13 @@ func TestRunExportsValidatesAndResumes(t *testing.T) {
 	if got := readState(t, part).Step; got != 2 {
 		t.Fatalf("after the ended context the state is at step %d, want 2", got)
 	}
+	// A resume with another learning rate (or warm-up, epochs, negatives) was accepted and
+	// changed the schedule mid-run; it is refused, and the run stays resumable.
+	bad := runConfig(t, part)
+	bad.LR *= 10
+	if _, err := Run(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "is resumed with") {
+		t.Fatalf("resume with another lr: %v", err)
+	}
 	rc := runConfig(t, part)
 	rst, err := Run(context.Background(), rc)
 	if err != nil {
