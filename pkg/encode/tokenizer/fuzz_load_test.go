@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rated-dev/rated/internal/fuzzcount"
+	"github.com/rated-dev/rated/internal/testassets"
 )
 
 // FuzzLoad feeds tokenizer.json files (seeds: the installed bge-small and MiniLM tokenizers
@@ -17,7 +18,7 @@ import (
 func FuzzLoad(f *testing.F) {
 	f.Add([]byte(tinyJSON(uncasedNormalizer, tinyPost, "null", "null")))
 	for _, m := range []string{"bge-small-en-v1.5", "all-minilm-l6-v2"} {
-		if data, err := os.ReadFile(filepath.Join("..", "..", "..", ".rated", "models", m, "tokenizer.json")); err == nil {
+		if data, err := os.ReadFile(filepath.Join(testassets.Dir(f), "models", m, "tokenizer.json")); err == nil { // the home, RATED_HOME included
 			f.Add(data)
 		}
 	}
