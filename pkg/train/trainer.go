@@ -268,6 +268,9 @@ func (t *trainer) run(ctx context.Context) (*State, error) {
 	}
 	t.st = State{TotalSteps: total, Examples: len(examples), Seed: cfg.Seed, Negatives: negSrc, Library: cfg.Runtime.Version(), BestMRR: -1, Settings: settings}
 	if cfg.Resume {
+		if err := settlePair(last, statePath); err != nil {
+			return nil, err
+		}
 		if data, err := os.ReadFile(statePath); err == nil {
 			if _, err := os.Stat(last); err == nil {
 				var st State
@@ -315,11 +318,22 @@ func (t *trainer) run(ctx context.Context) (*State, error) {
 		}
 		t.logf("finetune: step 0 %s MRR %.4f (source model)", cfg.ValSplit, mrr)
 	}
+	// The checkpoint and its state are one pair: both are written beside their names (.next)
+	// and then renamed, the checkpoint first, so a kill leaves either the old pair (and .next
+	// files, dropped on resume) or the new checkpoint with its state still .next, which the
+	// resume puts in place (settlePair). Renamed one by one, a kill between them left a
+	// checkpoint a step ahead of its state and a run that resumed only with --fresh.
 	save := func() error {
-		if err := sess.SaveCheckpoint(last, t.st.Step, true); err != nil {
+		if err := sess.SaveCheckpoint(last+".next", t.st.Step, true); err != nil {
 			return err
 		}
-		return t.saveState(statePath)
+		if err := t.saveState(statePath + ".next"); err != nil {
+			return err
+		}
+		if err := os.Rename(last+".next", last); err != nil {
+			return err
+		}
+		return os.Rename(statePath+".next", statePath)
 	}
 	loopStart := t.now()
 	for t.st.Step < total {
@@ -539,6 +553,23 @@ func ValidationMRR(rt *encode.Runtime, modelDir string, b *bench.Bench, split st
 		sum += metrics.ReciprocalRank(ranking, metrics.Judgments(b.Splits[split][q.ID]), 0)
 	}
 	return sum / float64(len(queries)), nil
+}
+
+// settlePair finishes or undoes a checkpoint save that a kill interrupted (see save in run):
+// with the checkpoint still .next, the old pair stands and the .next files go; with only the
+// state .next, the checkpoint was renamed and its state is put in place.
+func settlePair(last, statePath string) error {
+	if _, err := os.Stat(last + ".next"); err == nil {
+		os.Remove(last + ".next")
+		os.Remove(statePath + ".next")
+		return nil
+	}
+	if _, err := os.Stat(statePath + ".next"); err == nil {
+		if err := os.Rename(statePath+".next", statePath); err != nil {
+			return fmt.Errorf("resume: put %s.next in place: %w", statePath, err)
+		}
+	}
+	return nil
 }
 
 func (t *trainer) saveState(path string) error {

@@ -228,6 +228,34 @@ func TestRunExportsValidatesAndResumes(t *testing.T) {
 	if _, err := Run(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "is resumed with") {
 		t.Fatalf("resume with another lr: %v", err)
 	}
+	// A kill between the pair's renames: the checkpoint (step 2) is in place, its state still
+	// state.json.next, state.json one save behind (here: step 1). The resume puts the state in
+	// place (it failed: "last.ckpt is at step 2, state.json at 1"). A checkpoint left .next (a
+	// kill before the first rename) is dropped with its state, the old pair standing.
+	ckDir := filepath.Join(part, "checkpoints")
+	cur, err := os.ReadFile(filepath.Join(ckDir, "state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	behind := readState(t, part)
+	behind.Step = 1
+	stale, _ := json.Marshal(behind)
+	os.WriteFile(filepath.Join(ckDir, "state.json.next"), cur, 0o644)
+	os.WriteFile(filepath.Join(ckDir, "state.json"), stale, 0o644)
+	if err := settlePair(filepath.Join(ckDir, "last.ckpt"), filepath.Join(ckDir, "state.json")); err != nil {
+		t.Fatal(err)
+	}
+	if got := readState(t, part).Step; got != 2 {
+		t.Fatalf("after settling an interrupted save the state is at step %d, want 2", got)
+	}
+	os.WriteFile(filepath.Join(ckDir, "last.ckpt.next"), []byte("half"), 0o644)
+	os.WriteFile(filepath.Join(ckDir, "state.json.next"), stale, 0o644)
+	if err := settlePair(filepath.Join(ckDir, "last.ckpt"), filepath.Join(ckDir, "state.json")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(ckDir, "last.ckpt.next")); !os.IsNotExist(err) || readState(t, part).Step != 2 {
+		t.Fatalf("a half-saved checkpoint was not dropped (%v) or the state moved", err)
+	}
 	rc := runConfig(t, part)
 	rst, err := Run(context.Background(), rc)
 	if err != nil {

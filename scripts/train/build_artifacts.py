@@ -167,7 +167,8 @@ def main():
     ap.add_argument("--tau", type=float, default=0.05)
     ap.add_argument("--towers", choices=["shared", "dual"], default="shared")
     ap.add_argument("--pooling", choices=["mean", "cls"], help="overrides rated.yaml")
-    ap.add_argument("--weight-decay", type=float, default=0.01)
+    # No --weight-decay: generate_artifacts builds AdamW with onnxblock's defaults (weight decay
+    # 0.01, recorded in artifacts.json); a flag that parsed a value and never used it was removed.
     a = ap.parse_args()
 
     B, N, S = a.batch, a.negatives, a.seq
