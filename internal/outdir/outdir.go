@@ -43,6 +43,10 @@ type Options struct {
 	// Keep are the top-level names written in place during the run (Live) and carried into the
 	// new set at Commit, such as resume journals and checkpoints.
 	Keep []string
+	// Carry are top-level names of the earlier set carried into the new one unchanged (hard
+	// links, as Keep) but, unlike Keep, listed in its manifest with their sha256: results a
+	// partial rerun does not rewrite (build-bench --retrieval-only carries the benchmark).
+	Carry []string
 }
 
 // Manifest is the content of manifest.json.
@@ -346,7 +350,7 @@ func (s *Set) Commit() error {
 	if s.done {
 		return errors.New("outdir: set already committed or aborted")
 	}
-	for _, k := range s.opts.Keep {
+	for _, k := range slices.Concat(s.opts.Keep, s.opts.Carry) {
 		src := filepath.Join(s.final, k)
 		if _, err := os.Lstat(src); errors.Is(err, fs.ErrNotExist) {
 			continue

@@ -443,3 +443,31 @@ func TestCommittedSetKeepsTheMode(t *testing.T) {
 		t.Fatalf("mode after Commit: %v (%v), want 0750", st.Mode().Perm(), err)
 	}
 }
+
+// TestCarriedEntriesStayInTheManifest: a partial rerun carries the earlier set's results over
+// (build-bench --retrieval-only); as Keep entries they left the manifest, so Verify no longer
+// covered them. Carry keeps them listed with their sha256.
+func TestCarriedEntriesStayInTheManifest(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	commitSet(t, dir, map[string]string{"table.md": "a", "runs/x.trec": "r"})
+	s, err := Begin(dir, Options{Command: "test --partial", Carry: []string{"runs"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Abort()
+	write(t, filepath.Join(s.Dir(), "table.md"), "b")
+	if err := s.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ReadManifest(dir)
+	if err != nil || m.Files["runs/x.trec"] == "" || m.Files["table.md"] == "" || len(m.Kept) != 0 {
+		t.Fatalf("manifest %+v (%v): want runs/x.trec and table.md listed, nothing kept", m, err)
+	}
+	if read(t, filepath.Join(dir, "runs", "x.trec")) != "r" {
+		t.Fatal("the carried file changed")
+	}
+	write(t, filepath.Join(dir, "runs", "x.trec"), "edited")
+	if err := Verify(dir); err == nil || !strings.Contains(err.Error(), "x.trec") {
+		t.Fatalf("Verify after editing a carried file: %v", err)
+	}
+}
