@@ -63,3 +63,26 @@ func TestWriteFilesAndPlot(t *testing.T) {
 		t.Fatalf("not a PNG: %v", err)
 	}
 }
+
+// TestLaTeXIsASCII: λ, Δ, the minus sign, ✔ and dashes reached the .tex files as they were,
+// and pdflatex stops at such a character ("not set up for use with LaTeX"). Every symbol the
+// tables use becomes a command; a line break in a Markdown cell no longer ends the table.
+func TestLaTeXIsASCII(t *testing.T) {
+	tab := &Table{Title: "λ sweep", Columns: []string{"λ", "ΔSR (95% CI)", "chosen"},
+		Rows: [][]string{{"0.12", "−0.4 ± 0.2 · 3 × 2 … µs² → √ – — † ° ≈ ≠ ∞ ₁₂₃ ᵀ ρ θ ε γ α β τ η Σ μ ‘x’ “y”", "✔"}}}
+	tex := tab.LaTeX()
+	for i, r := range tex {
+		if r > 127 {
+			t.Fatalf("non-ASCII %q at byte %d of\n%s", r, i, tex)
+		}
+	}
+	for _, want := range []string{`$\lambda$ & $\Delta$SR (95\% CI) & chosen`, `$-$0.4 $\pm$ 0.2`, `& $\surd$ \\`, `\caption{$\lambda$ sweep}`} {
+		if !strings.Contains(tex, want) {
+			t.Errorf("latex lacks %q:\n%s", want, tex)
+		}
+	}
+	md := (&Table{Columns: []string{"name", "v"}, Rows: [][]string{{"two\nlines", "1"}}}).Markdown()
+	if strings.Count(md, "\n") != 3 || !strings.Contains(md, "two<br>lines") {
+		t.Fatalf("markdown:\n%s", md)
+	}
+}

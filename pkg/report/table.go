@@ -35,7 +35,10 @@ func (t *Table) RowKey(r []string) string {
 
 // Markdown renders the table as GitHub-flavoured Markdown with aligned columns.
 func (t *Table) Markdown() string {
-	cell := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+	// A "|" would split the cell and a line break end the table: escaped, and written as <br>.
+	cell := func(s string) string {
+		return strings.NewReplacer("|", `\|`, "\r\n", "<br>", "\n", "<br>", "\r", "<br>").Replace(s)
+	}
 	widths := make([]int, len(t.Columns))
 	for i, c := range t.Columns {
 		widths[i] = len([]rune(cell(c)))
@@ -80,7 +83,8 @@ func (t *Table) Markdown() string {
 	return b.String()
 }
 
-// CSV renders the header and rows as RFC 4180 CSV.
+// CSV renders the header and rows as CSV with RFC 4180's quoting (encoding/csv), lines ending
+// in LF.
 func (t *Table) CSV() string {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
@@ -89,11 +93,22 @@ func (t *Table) CSV() string {
 	return buf.String()
 }
 
+// latexEscaper escapes LaTeX's special characters and writes the symbols rated's tables use
+// (±, ≥, λ, Δ, the minus sign, ✔, dashes, µ, …) as commands that need no package: with pdflatex
+// a character like λ or ✔ in the input stops the build ("Unicode character … not set up").
+var latexEscaper = strings.NewReplacer("|", `\textbar{}`, "<", `\textless{}`, ">", `\textgreater{}`, `\`, `\textbackslash{}`,
+	"&", `\&`, "%", `\%`, "$", `\$`, "#", `\#`, "_", `\_`, "{", `\{`, "}", `\}`, "~", `\textasciitilde{}`, "^", `\textasciicircum{}`,
+	"±", `$\pm$`, "≥", `$\geq$`, "≤", `$\leq$`, "≠", `$\neq$`, "≈", `$\approx$`, "×", `$\times$`, "·", `$\cdot$`, "−", `$-$`,
+	"–", `--`, "—", `---`, "…", `\ldots{}`, "→", `$\rightarrow$`, "†", `\dag{}`, "°", `$^\circ$`, "²", `$^2$`, "√", `$\surd$`,
+	"✔", `$\surd$`, "µ", `$\mu$`, "μ", `$\mu$`, "λ", `$\lambda$`, "Δ", `$\Delta$`, "Σ", `$\Sigma$`, "ρ", `$\rho$`, "θ", `$\theta$`,
+	"ε", `$\varepsilon$`, "γ", `$\gamma$`, "α", `$\alpha$`, "β", `$\beta$`, "τ", `$\tau$`, "η", `$\eta$`, "∞", `$\infty$`,
+	"₁", `$_1$`, "₂", `$_2$`, "₃", `$_3$`, "ᵀ", `$^\top$`, "‘", "`", "’", "'", "“", "``", "”", "''")
+
 // LaTeX renders a booktabs tabular inside a table environment. "|", "<" and ">" are written as
 // text commands: in LaTeX's default font encoding (OT1) they would print as "—", "¡" and "¿"
 // (p-values such as "<0.001" are common cells).
 func (t *Table) LaTeX() string {
-	esc := strings.NewReplacer("|", `\textbar{}`, "<", `\textless{}`, ">", `\textgreater{}`, `\`, `\textbackslash{}`, "&", `\&`, "%", `\%`, "$", `\$`, "#", `\#`, "_", `\_`, "{", `\{`, "}", `\}`, "~", `\textasciitilde{}`, "^", `\textasciicircum{}`, "±", `$\pm$`, "≥", `$\geq$`, "≤", `$\leq$`)
+	esc := latexEscaper
 	var b strings.Builder
 	b.WriteString("\\begin{table}[t]\n\\centering\n")
 	fmt.Fprintf(&b, "\\begin{tabular}{l%s}\n\\toprule\n", strings.Repeat("r", max(0, len(t.Columns)-1)))
