@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -68,6 +69,7 @@ func (f *RRF) SearchBatch(queries []string, k int) ([][]Candidate, error) {
 	out := make([][]Candidate, len(queries))
 	for q := range queries {
 		fused := map[int]*Candidate{}
+		ranks := map[int][]int{} // 1-based ranks per document, summed in a fixed order below
 		for i := range f.parts {
 			for rank, c := range runs[i][q] {
 				d, ok := fused[c.Index]
@@ -77,11 +79,19 @@ func (f *RRF) SearchBatch(queries []string, k int) ([][]Candidate, error) {
 				} else if d.ID != c.ID {
 					return nil, fmt.Errorf("rrf: corpus position %d is %q in %s but %q in another retriever", c.Index, c.ID, f.parts[i].Name(), d.ID)
 				}
-				d.Score += 1 / (f.K + float64(rank+1))
+				ranks[c.Index] = append(ranks[c.Index], rank+1)
 			}
 		}
 		list := make([]Candidate, 0, len(fused))
-		for _, d := range fused {
+		for idx, d := range fused {
+			// Summed best rank first: floating-point addition is not associative, and in part
+			// order two documents with the same ranks (1, 7, 2 and 7, 2, 1) could differ by an
+			// ulp, so rounding, not corpus order, broke their tie.
+			rs := ranks[idx]
+			slices.Sort(rs)
+			for _, r := range rs {
+				d.Score += 1 / (f.K + float64(r))
+			}
 			list = append(list, *d)
 		}
 		sort.Slice(list, func(a, b int) bool { return better(list[a], list[b]) })

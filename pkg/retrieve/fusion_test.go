@@ -56,3 +56,30 @@ func TestRRFHandComputed(t *testing.T) {
 		t.Error("fusion of one retriever accepted")
 	}
 }
+
+// TestRRFTiesAreExact: x ranked 1, 7, 2 and y ranked 7, 2, 1 by three parts have the same
+// reciprocal ranks; summed in part order their sums differed by an ulp (y came first). Summed in
+// rank order they are equal, and corpus order puts x first.
+func TestRRFTiesAreExact(t *testing.T) {
+	// Each part ranks x and y at the given (1-based) positions, fillers of its own elsewhere
+	// (each ranked by one part only, so below x and y).
+	part := func(name string, base, xAt, yAt int) fixedRuns {
+		r := make([]Candidate, 7)
+		for i := range r {
+			r[i] = Candidate{ID: name + string(rune('a'+i)), Index: base + i}
+		}
+		r[xAt-1], r[yAt-1] = Candidate{ID: "x", Index: 0}, Candidate{ID: "y", Index: 1}
+		return fixedRuns{name, map[string][]Candidate{"q": r}}
+	}
+	f, err := NewRRF(part("A", 10, 1, 7), part("B", 20, 7, 2), part("C", 30, 2, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.Search("q", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].ID != "x" || got[1].ID != "y" || got[0].Score != got[1].Score {
+		t.Fatalf("top two %+v, want x then y with equal scores", got)
+	}
+}

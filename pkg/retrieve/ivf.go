@@ -188,6 +188,8 @@ func (v *IVF) Search(query string, k int) ([]Candidate, error) {
 
 // SearchVector scans the Probes lists nearest an embedded query and returns the k best of the
 // Rescore best int8 scores, re-scored by float32 dot product, best first, ties by corpus order.
+// When the probed lists hold fewer than k documents it returns them all, fewer than k (more
+// probes, or fewer lists, fill the list).
 func (v *IVF) SearchVector(q []float32, k int) ([]Candidate, error) {
 	d := v.dense
 	if len(q) != d.dim {
