@@ -20,10 +20,23 @@ func DotBlock(a []float32, m int, b []float32, n int, dim int, c []float32) {
 	if useAVX512 && dim >= 16 && m4 > 0 {
 		j0 = n - n%6
 		dotBlockAVX512(a, m4, b, j0, n, dim, c)
+		if j0 < n {
+			// The last n%6 documents through the same 4×6 kernel, padded with zero rows: in
+			// another kernel their sums ran in another order, so a copy of a document scored an
+			// ulp apart from the original and ties were not broken by corpus order.
+			dotBlockPadded(a, m4, b, j0, n, dim, c, 6)
+			j0 = n
+		}
 	}
-	if useAVX2 && dim >= 8 && m4 > 0 {
-		dotBlockAVX2(a, m4, b, j0, n, dim, c)
-	} else {
+	if useAVX2 && dim >= 8 && m4 > 0 && j0 < n {
+		if r := (n - j0) % 3; r != 0 {
+			// Likewise the last (n−j0)%3 through the 4×3 kernel rather than the 4×1 one.
+			dotBlockAVX2(a, m4, b, j0, n-r, n, dim, c)
+			dotBlockPadded(a, m4, b, n-r, n, dim, c, 3)
+		} else {
+			dotBlockAVX2(a, m4, b, j0, n, n, dim, c)
+		}
+	} else if j0 < n {
 		for i := 0; i < m4; i++ {
 			for j := j0; j < n; j++ {
 				c[i*n+j] = dotGeneric(a[i*dim:(i+1)*dim], b[j*dim:(j+1)*dim])
@@ -50,12 +63,12 @@ func dotBlockAVX512(a []float32, m4 int, b []float32, n6, n, dim int, c []float3
 	addTails(a, m4, b, 0, n6, n, dim, k, c)
 }
 
-// dotBlockAVX2 fills c for queries [0, m4) (a multiple of 4) and documents [j0, n): the 4×3 and
-// 4×1 kernels over the first dim&^7 elements, plain Go for the rest.
-func dotBlockAVX2(a []float32, m4 int, b []float32, j0, n, dim int, c []float32) {
+// dotBlockAVX2 fills c for queries [0, m4) (a multiple of 4) and documents [j0, j1) of an ·×n
+// block: the 4×3 and 4×1 kernels over the first dim&^7 elements, plain Go for the rest.
+func dotBlockAVX2(a []float32, m4 int, b []float32, j0, j1, n, dim int, c []float32) {
 	k := dim &^ 7
 	var out [12]float32
-	n3 := j0 + (n-j0)/3*3
+	n3 := j0 + (j1-j0)/3*3
 	for i := 0; i < m4; i += 4 {
 		qa := &a[i*dim]
 		for j := j0; j < n3; j += 3 {
@@ -65,14 +78,31 @@ func dotBlockAVX2(a []float32, m4 int, b []float32, j0, n, dim int, c []float32)
 				row[0], row[1], row[2] = out[3*r], out[3*r+1], out[3*r+2]
 			}
 		}
-		for j := n3; j < n; j++ {
+		for j := n3; j < j1; j++ {
 			dot4x1AVX2(qa, dim, &b[j*dim], k, &out[0])
 			for r := range 4 {
 				c[(i+r)*n+j] = out[r]
 			}
 		}
 	}
-	addTails(a, m4, b, j0, n, n, dim, k, c)
+	addTails(a, m4, b, j0, j1, n, dim, k, c)
+}
+
+// dotBlockPadded fills c for queries [0, m4) and the documents [j0, n) (fewer than width) of an
+// m×n block through the width-document kernel (6: AVX-512, 3: AVX2), the missing documents
+// zero rows of a scratch block, so that every document of a row is summed in one order.
+func dotBlockPadded(a []float32, m4 int, b []float32, j0, n, dim int, c []float32, width int) {
+	pad := make([]float32, width*dim)
+	copy(pad, b[j0*dim:n*dim])
+	out := make([]float32, m4*width)
+	if width == 6 {
+		dotBlockAVX512(a, m4, pad, width, width, dim, out)
+	} else {
+		dotBlockAVX2(a, m4, pad, 0, width, width, dim, out)
+	}
+	for i := range m4 {
+		copy(c[i*n+j0:i*n+n], out[i*width:i*width+n-j0])
+	}
 }
 
 // addTails adds the products of elements [k, dim) to c for queries [0, m) and documents [j0, j1)

@@ -413,3 +413,46 @@ func randomUnit(rng *rand.Rand, v []float32) []float32 {
 	}
 	return v
 }
+
+// TestBatchedCopiesTieInCorpusOrder: copies of one random (not quarter-integer) vector across
+// block boundaries and the corpus tail score alike in a batched search, so they rank in corpus
+// order (the kernel remainders summed in another order: copies at positions 510, 511 and the
+// tail ranked after later copies).
+func TestBatchedCopiesTieInCorpusOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const n, dim = 1100, 384
+	dup := make([]float32, dim)
+	for j := range dup {
+		dup[j] = float32(rng.NormFloat64())
+	}
+	docs := make([][]float32, n)
+	var copies []int
+	for i := range docs {
+		if i%5 == 0 || i >= n-6 || i == 510 || i == 511 {
+			docs[i], copies = dup, append(copies, i)
+			continue
+		}
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = float32(rng.NormFloat64()) * 0.01
+		}
+		docs[i] = v
+	}
+	d := newTestDense(t, docs, dim)
+	queries := make([][]float32, 8)
+	for i := range queries {
+		queries[i] = append([]float32(nil), dup...)
+		queries[i][i] += 0.5
+	}
+	batch, err := d.SearchVectors(queries, len(copies))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for qi, got := range batch {
+		for r, c := range got {
+			if c.Index != copies[r] {
+				t.Fatalf("query %d rank %d: document %d (score %v), want copy %d in corpus order", qi, r, c.Index, c.Score, copies[r])
+			}
+		}
+	}
+}
