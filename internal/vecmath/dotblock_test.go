@@ -19,17 +19,7 @@ import (
 // has it), AVX2 alone, plain Go.
 func TestDotBlock(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	saved2, saved512 := useAVX2, useAVX512
-	defer func() { useAVX2, useAVX512 = saved2, saved512 }()
-	for _, path := range []struct {
-		name         string
-		avx2, avx512 bool
-	}{{"avx512", saved2, saved512}, {"avx2", saved2, false}, {"generic", false, false}} {
-		useAVX2, useAVX512 = path.avx2, path.avx512
-		if path.name != "generic" && !useAVX2 || path.name == "avx512" && !useAVX512 {
-			t.Logf("%s: not on this CPU", path.name)
-			continue
-		}
+	eachPath(t, func(path string) {
 		for _, dim := range []int{384, 768, 13, 8, 5, 1, 16, 17, 24, 31, 40} {
 			for m := 1; m <= 9; m++ {
 				for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 10, 12, 13, 17} {
@@ -45,13 +35,31 @@ func TestDotBlock(t *testing.T) {
 								scale += math.Abs(p)
 							}
 							if got := float64(c[i*n+j]); math.Abs(got-want) > 1e-5*scale+1e-7 {
-								t.Fatalf("%s dim %d m %d n %d: c[%d,%d] = %v, want %v", path.name, dim, m, n, i, j, got, want)
+								t.Fatalf("%s dim %d m %d n %d: c[%d,%d] = %v, want %v", path, dim, m, n, i, j, got, want)
 							}
 						}
 					}
 				}
 			}
 		}
+	})
+}
+
+// eachPath runs f with each dispatch path of DotBlock switched on in turn: AVX-512 (where the
+// CPU has it), AVX2 alone, plain Go.
+func eachPath(t *testing.T, f func(path string)) {
+	saved2, saved512 := useAVX2, useAVX512
+	defer func() { useAVX2, useAVX512 = saved2, saved512 }()
+	for _, path := range []struct {
+		name         string
+		avx2, avx512 bool
+	}{{"avx512", saved2, saved512}, {"avx2", saved2, false}, {"generic", false, false}} {
+		useAVX2, useAVX512 = path.avx2, path.avx512
+		if path.name != "generic" && !useAVX2 || path.name == "avx512" && !useAVX512 {
+			t.Logf("%s: not on this CPU", path.name)
+			continue
+		}
+		f(path.name)
 	}
 }
 
@@ -134,16 +142,7 @@ func processCPU() time.Duration {
 // apart and ties were not broken by corpus order.
 func TestDotBlockScoresCopiesAlike(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	saved2, saved512 := useAVX2, useAVX512
-	defer func() { useAVX2, useAVX512 = saved2, saved512 }()
-	for _, path := range []struct {
-		name         string
-		avx2, avx512 bool
-	}{{"avx512", saved2, saved512}, {"avx2", saved2, false}, {"generic", false, false}} {
-		useAVX2, useAVX512 = path.avx2, path.avx512
-		if path.name != "generic" && !useAVX2 || path.name == "avx512" && !useAVX512 {
-			continue
-		}
+	eachPath(t, func(path string) {
 		for _, dim := range []int{384, 13, 20} {
 			for _, n := range []int{7, 11, 512, 517} {
 				doc := randVec(rng, dim)
@@ -158,11 +157,11 @@ func TestDotBlockScoresCopiesAlike(t *testing.T) {
 				for i := range m {
 					for j := range n {
 						if c[i*n+j] != c[i*n] {
-							t.Fatalf("%s dim %d n %d: query %d scores copy %d %v, copy 0 %v", path.name, dim, n, i, j, c[i*n+j], c[i*n])
+							t.Fatalf("%s dim %d n %d: query %d scores copy %d %v, copy 0 %v", path, dim, n, i, j, c[i*n+j], c[i*n])
 						}
 					}
 				}
 			}
 		}
-	}
+	})
 }
