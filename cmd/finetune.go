@@ -1,10 +1,8 @@
 package cmd
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"os"
@@ -20,6 +18,7 @@ import (
 	"github.com/rated-dev/rated/pkg/encode"
 	"github.com/rated-dev/rated/pkg/evaldynamic"
 	"github.com/rated-dev/rated/pkg/setup"
+	"github.com/rated-dev/rated/pkg/synth"
 	"github.com/rated-dev/rated/pkg/train"
 )
 
@@ -304,23 +303,11 @@ func sameFile(a, b string) (bool, error) {
 	if sa.Size() != sb.Size() {
 		return false, nil
 	}
-	sum := func(p string) ([32]byte, error) {
-		f, err := os.Open(p)
-		if err != nil {
-			return [32]byte{}, err
-		}
-		defer f.Close()
-		h := sha256.New()
-		if _, err := io.Copy(h, f); err != nil {
-			return [32]byte{}, err
-		}
-		return [32]byte(h.Sum(nil)), nil
-	}
-	ha, err := sum(a)
+	ha, err := synth.FileSHA256(a)
 	if err != nil {
 		return false, err
 	}
-	hb, err := sum(b)
+	hb, err := synth.FileSHA256(b)
 	return ha == hb, err
 }
 

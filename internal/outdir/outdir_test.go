@@ -413,18 +413,20 @@ func TestFilesInsideASetAreTheirOwners(t *testing.T) {
 	if _, err := Begin(dir, opts); err == nil || !strings.Contains(err.Error(), "runs/notes.txt") {
 		t.Fatalf("a user's file inside the set: %v", err)
 	}
-	for name, m := range map[string]string{"no command": `{"files": {"index.html": "x"}}`, "legacy folder": ""} {
+	for name, c := range map[string]struct{ manifest, foreign string }{
+		"no command":    {`{"files": {"index.html": "x"}}`, "index.html"},
+		"legacy folder": {"", "runs/notes.txt"},
+	} {
 		d := filepath.Join(t.TempDir(), "out")
 		write(t, filepath.Join(d, "table.md"), "legacy")
-		if m != "" {
-			write(t, filepath.Join(d, ManifestName), m)
-			write(t, filepath.Join(d, "index.html"), "mine")
-		} else {
-			write(t, filepath.Join(d, "runs", "notes.txt"), "mine")
+		if c.manifest != "" {
+			write(t, filepath.Join(d, ManifestName), c.manifest)
 		}
+		write(t, filepath.Join(d, filepath.FromSlash(c.foreign)), "mine")
+		top, _, _ := strings.Cut(c.foreign, "/")
 		_, err := Begin(d, opts)
-		if err == nil || !(strings.Contains(err.Error(), "index.html") || strings.Contains(err.Error(), "runs")) {
-			t.Errorf("%s: %v", name, err)
+		if err == nil || !strings.Contains(err.Error(), "holds "+top) {
+			t.Errorf("%s: %v, want %s refused", name, err, top)
 		}
 	}
 }

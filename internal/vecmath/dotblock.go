@@ -90,20 +90,32 @@ func dotBlockAVX2(a []float32, m4 int, b []float32, j0, j1, n, dim int, c []floa
 
 // dotBlockPadded fills c for queries [0, m4) and the documents [j0, n) (fewer than width) of an
 // m×n block through the width-document kernel (6: AVX-512, 3: AVX2), the missing documents
-// zero rows of a scratch block, so that every document of a row is summed in one order.
+// zero rows of a scratch block, so that every document of a row is summed in one order. The
+// scratch lives on the stack up to d = padMaxDim: every full block of a batched search has such
+// a remainder, and DotBlock allocates nothing.
 func dotBlockPadded(a []float32, m4 int, b []float32, j0, n, dim int, c []float32, width int) {
-	pad := make([]float32, width*dim)
-	copy(pad, b[j0*dim:n*dim])
-	out := make([]float32, m4*width)
-	if width == 6 {
-		dotBlockAVX512(a, m4, pad, width, width, dim, out)
-	} else {
-		dotBlockAVX2(a, m4, pad, 0, width, width, dim, out)
+	var padArr [6 * padMaxDim]float32
+	pad := padArr[:]
+	if width*dim > len(pad) {
+		pad = make([]float32, width*dim)
 	}
-	for i := range m4 {
-		copy(c[i*n+j0:i*n+n], out[i*width:i*width+n-j0])
+	pad = pad[:width*dim]
+	copy(pad, b[j0*dim:n*dim]) // the rest stays zero
+	var out [4 * 6]float32     // one group of 4 queries at a time
+	for i := 0; i < m4; i += 4 {
+		if width == 6 {
+			dotBlockAVX512(a[i*dim:], 4, pad, width, width, dim, out[:])
+		} else {
+			dotBlockAVX2(a[i*dim:], 4, pad, 0, width, width, dim, out[:])
+		}
+		for r := range 4 {
+			copy(c[(i+r)*n+j0:(i+r)*n+n], out[r*width:r*width+n-j0])
+		}
 	}
 }
+
+// padMaxDim is the largest vector size dotBlockPadded pads on the stack.
+const padMaxDim = 1024
 
 // addTails adds the products of elements [k, dim) to c for queries [0, m) and documents [j0, j1)
 // of an ·×n block: what a kernel over the first k elements left out.

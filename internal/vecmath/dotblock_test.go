@@ -154,6 +154,9 @@ func TestDotBlockScoresCopiesAlike(t *testing.T) {
 				a := randVec(rng, m*dim)
 				c := make([]float32, m*n)
 				DotBlock(a, m, b, n, dim, c)
+				if allocs := testing.AllocsPerRun(3, func() { DotBlock(a, m, b, n, dim, c) }); allocs != 0 {
+					t.Fatalf("%s dim %d n %d: %v allocations per call, want 0", path, dim, n, allocs)
+				}
 				for i := range m {
 					for j := range n {
 						if c[i*n+j] != c[i*n] {

@@ -68,31 +68,33 @@ func (f *RRF) SearchBatch(queries []string, k int) ([][]Candidate, error) {
 	}
 	out := make([][]Candidate, len(queries))
 	for q := range queries {
-		fused := map[int]*Candidate{}
-		ranks := map[int][]int{} // 1-based ranks per document, summed in a fixed order below
+		type fusedDoc struct {
+			c     Candidate
+			ranks []int // 1-based, one per part that retrieved it
+		}
+		fused := map[int]*fusedDoc{}
 		for i := range f.parts {
 			for rank, c := range runs[i][q] {
 				d, ok := fused[c.Index]
 				if !ok {
-					d = &Candidate{ID: c.ID, Index: c.Index}
+					d = &fusedDoc{c: Candidate{ID: c.ID, Index: c.Index}}
 					fused[c.Index] = d
-				} else if d.ID != c.ID {
-					return nil, fmt.Errorf("rrf: corpus position %d is %q in %s but %q in another retriever", c.Index, c.ID, f.parts[i].Name(), d.ID)
+				} else if d.c.ID != c.ID {
+					return nil, fmt.Errorf("rrf: corpus position %d is %q in %s but %q in another retriever", c.Index, c.ID, f.parts[i].Name(), d.c.ID)
 				}
-				ranks[c.Index] = append(ranks[c.Index], rank+1)
+				d.ranks = append(d.ranks, rank+1)
 			}
 		}
 		list := make([]Candidate, 0, len(fused))
-		for idx, d := range fused {
+		for _, d := range fused {
 			// Summed best rank first: floating-point addition is not associative, and in part
 			// order two documents with the same ranks (1, 7, 2 and 7, 2, 1) could differ by an
 			// ulp, so rounding, not corpus order, broke their tie.
-			rs := ranks[idx]
-			slices.Sort(rs)
-			for _, r := range rs {
-				d.Score += 1 / (f.K + float64(r))
+			slices.Sort(d.ranks)
+			for _, r := range d.ranks {
+				d.c.Score += 1 / (f.K + float64(r))
 			}
-			list = append(list, *d)
+			list = append(list, d.c)
 		}
 		sort.Slice(list, func(a, b int) bool { return better(list[a], list[b]) })
 		out[q] = list[:min(k, len(list))]
